@@ -1,0 +1,221 @@
+// parse_options(): CLI11 reads the flags (and --config FILE) into raw strings; this file then
+// converts and range-checks every value itself, so that every failure is one short line in the
+// form "pmcached: --port: 70000 is not in [0 - 65535]" and nothing ever throws out of here.
+#include "config/options.h"
+
+#include <charconv>
+#include <exception>
+#include <string_view>
+#include <system_error>
+
+#include <CLI/CLI.hpp>
+
+#ifndef PMCACHED_VERSION
+#define PMCACHED_VERSION "unknown"
+#endif
+
+namespace pmcached::config {
+namespace {
+
+constexpr std::string_view kProgram = "pmcached";
+constexpr std::uint64_t kMaxThreads = 1024;
+constexpr std::uint64_t kMaxConnections = 1u << 20;
+constexpr std::uint64_t kMaxMemoryMb = 1u << 24;  // 16 TiB
+constexpr std::uint64_t kMinItemSize = 1024;      // memcached's lower limit for -I
+constexpr std::uint64_t kMaxItemSize = 1u << 30;  // memcached's upper limit for -I (1 GiB)
+
+// Thrown only inside this file and always caught by parse_options().
+struct OptionError {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string_view flag, const std::string& why) {
+  throw OptionError{std::string(kProgram) + ": " + std::string(flag) + ": " + why};
+}
+
+// The raw text of every option that needs converting, as CLI11 found it.
+struct RawOptions {
+  std::string port, threads, conn_limit, memory_limit, item_size, udp_port;
+  int verbosity = 0;
+};
+
+// Quotes a value for an error message unless it is a plain run of digits.
+std::string shown(std::string_view text) {
+  bool digits = !text.empty();
+  for (char c : text) digits = digits && c >= '0' && c <= '9';
+  return digits ? std::string(text) : "'" + std::string(text) + "'";
+}
+
+std::uint64_t parse_number(std::string_view flag, std::string_view text) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
+    fail(flag, shown(text) + " is not a number");
+  }
+  if (ec == std::errc::result_out_of_range) fail(flag, shown(text) + " is out of range");
+  return value;
+}
+
+std::uint64_t parse_in_range(std::string_view flag, std::string_view text, std::uint64_t low,
+                             std::uint64_t high) {
+  const std::uint64_t value = parse_number(flag, text);
+  if (value < low || value > high) {
+    fail(flag,
+         shown(text) + " is not in [" + std::to_string(low) + " - " + std::to_string(high) + "]");
+  }
+  return value;
+}
+
+// memcached's -I syntax: plain bytes, or a number with a k/K or m/M suffix.
+std::uint64_t parse_item_size(std::string_view flag, std::string_view text) {
+  std::uint64_t unit = 1;
+  std::string_view digits = text;
+  if (!text.empty()) {
+    const char last = text.back();
+    if (last == 'k' || last == 'K') unit = 1024;
+    if (last == 'm' || last == 'M') unit = 1024 * 1024;
+    if (unit != 1) digits.remove_suffix(1);
+  }
+  std::uint64_t count = 0;
+  const char* end = digits.data() + digits.size();
+  auto [ptr, ec] = std::from_chars(digits.data(), end, count);
+  if (digits.empty() || ec == std::errc::invalid_argument || ptr != end) {
+    fail(flag, shown(text) + " is not a size (bytes, or a number with a k or m suffix)");
+  }
+  if (ec == std::errc::result_out_of_range || count > kMaxItemSize / unit ||
+      count * unit < kMinItemSize) {
+    fail(flag, shown(text) + " is not in [1k - 1024m]");
+  }
+  return count * unit;
+}
+
+// Joins a CLI11 message onto one line.
+std::string one_line(std::string_view text) {
+  std::string line;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (c == ' ' && (line.empty() || line.back() == ' ')) continue;
+    line.push_back(c);
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+void add_options(CLI::App& app, Options& options, RawOptions& raw, bool& version) {
+  // Like memcached (getopt), a repeated option keeps its last value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.add_flag("-V,--version", version, "Print the version and exit");
+  app.set_config("--config", "", "Read options from FILE: long option names, e.g. port = 11311")
+      ->type_name("FILE");
+  app.allow_config_extras(false);
+
+  app.add_option("-p,--port", raw.port, "TCP port to listen on (0 = any free port); default 11211")
+      ->type_name("PORT");
+  app.add_option("-l,--listen", options.listen_address, "Interface to listen on; default 127.0.0.1")
+      ->type_name("ADDR");
+  app.add_option("-t,--threads", raw.threads, "Worker threads; default: one per hardware thread")
+      ->type_name("N");
+  app.add_option("-c,--conn-limit", raw.conn_limit, "Max simultaneous connections; default 1024")
+      ->type_name("N");
+  app.add_option("-m,--memory-limit", raw.memory_limit, "Item memory in megabytes; default 64")
+      ->type_name("MB");
+  app.add_flag("-M,--disable-evictions", options.no_evict,
+               "Return an error when memory is full instead of evicting");
+  app.add_option("-I,--max-item-size", raw.item_size,
+                 "Largest item, bytes or with a k/m suffix (1k - 1024m); default 1m")
+      ->type_name("SIZE");
+  app.add_option("-U,--udp-port", raw.udp_port, "UDP port; only 0 (off) is supported")
+      ->type_name("PORT");
+  app.add_flag("-v,--verbose", raw.verbosity, "Verbose logging; -vv for more");
+  app.add_flag("-A,--enable-shutdown", options.enable_shutdown, "Allow the \"shutdown\" command");
+  app.add_option("--engine", options.engine, "Index engine; default dram")->type_name("NAME");
+  app.add_option("--pool", options.pool_path, "Pool file; default data/pmcached.pool")
+      ->type_name("PATH");
+}
+
+// Converts and checks the raw strings; throws OptionError on the first bad value.
+void convert(const CLI::App& app, const RawOptions& raw, Options& options) {
+  auto given = [&app](const char* name) { return app.count(name) > 0; };
+  if (given("--port")) {
+    options.port = static_cast<std::uint16_t>(parse_in_range("--port", raw.port, 0, 65535));
+  }
+  if (given("--threads")) {
+    options.threads =
+        static_cast<unsigned>(parse_in_range("--threads", raw.threads, 1, kMaxThreads));
+  }
+  if (given("--conn-limit")) {
+    options.max_connections = parse_in_range("--conn-limit", raw.conn_limit, 1, kMaxConnections);
+  }
+  if (given("--memory-limit")) {
+    options.memory_limit_mb = parse_in_range("--memory-limit", raw.memory_limit, 1, kMaxMemoryMb);
+  }
+  if (given("--max-item-size")) {
+    options.item_size_max = parse_item_size("--max-item-size", raw.item_size);
+  }
+  if (given("--udp-port") && parse_number("--udp-port", raw.udp_port) != 0) {
+    fail("--udp-port", "UDP is not supported");
+  }
+  if (raw.verbosity < 0) fail("--verbose", std::to_string(raw.verbosity) + " is negative");
+  options.verbosity = raw.verbosity;
+  // memcached's rule: an item may use at most half of the memory limit.
+  if (options.item_size_max > options.memory_limit_mb * 1024 * 1024 / 2) {
+    fail("--max-item-size", std::to_string(options.item_size_max) +
+                                " bytes is more than half of --memory-limit (" +
+                                std::to_string(options.memory_limit_mb) + " MB)");
+  }
+  if (options.listen_address.empty()) fail("--listen", "the address is empty");
+  if (options.engine.empty()) fail("--engine", "the name is empty");
+  if (options.pool_path.empty()) fail("--pool", "the path is empty");
+}
+
+ParseResult error(std::string message) {
+  ParseResult result;
+  result.outcome = ParseOutcome::kError;
+  result.exit_code = 2;
+  result.message = std::move(message);
+  return result;
+}
+
+}  // namespace
+
+ParseResult parse_options(int argc, const char* const* argv) {
+  try {
+    ParseResult result;
+    RawOptions raw;
+    bool version = false;
+    CLI::App app("pmcached: a memcached-compatible key-value server on persistent memory",
+                 std::string(kProgram));
+    add_options(app, result.options, raw, version);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+      result.outcome = ParseOutcome::kExit;
+      result.message = app.help();
+      while (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
+      return result;
+    } catch (const CLI::FileError& e) {
+      return error(std::string(kProgram) + ": --config: " + one_line(e.what()));
+    } catch (const CLI::ConfigError& e) {
+      return error(std::string(kProgram) + ": --config: " + one_line(e.what()));
+    } catch (const CLI::ParseError& e) {
+      return error(std::string(kProgram) + ": " + one_line(e.what()));
+    }
+    if (version) {
+      result.outcome = ParseOutcome::kExit;
+      result.message = std::string(kProgram) + " " + PMCACHED_VERSION;
+      return result;
+    }
+    convert(app, raw, result.options);
+    return result;
+  } catch (const OptionError& e) {
+    return error(e.message);
+  } catch (const std::exception& e) {
+    return error(std::string(kProgram) + ": " + one_line(e.what()));
+  } catch (...) {
+    return error(std::string(kProgram) + ": unexpected error while reading the options");
+  }
+}
+
+}  // namespace pmcached::config
