@@ -1,0 +1,121 @@
+// Command: one parsed memcached text or meta command.
+//
+// All string_views point into the input buffer that was given to Parser::parse() (or,
+// for base64 meta keys, into the Command's own `decoded_key` storage). They stay valid
+// until that buffer is consumed or changed, and the Command is not moved.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pmcached::protocol {
+
+enum class CommandKind : std::uint8_t {
+  // Retrieval (classic).
+  kGet,
+  kGets,
+  kGat,
+  kGats,
+  // Storage (classic); each carries a data block.
+  kSet,
+  kAdd,
+  kReplace,
+  kAppend,
+  kPrepend,
+  kCas,
+  // Others (classic).
+  kDelete,
+  kIncr,
+  kDecr,
+  kTouch,
+  kFlushAll,
+  kStats,
+  kVersion,
+  kVerbosity,
+  kQuit,
+  kShutdown,
+  // Meta.
+  kMetaGet,         // mg
+  kMetaSet,         // ms (carries a data block)
+  kMetaDelete,      // md
+  kMetaArithmetic,  // ma
+  kMetaNoop,        // mn
+  kMetaDebug,       // me
+};
+
+// One meta flag as sent: its letter and its token (empty if none), in request order.
+struct MetaFlag {
+  char letter;
+  std::string_view token;
+};
+
+// Meta flags, decoded once by the parser. The raw list keeps request order because
+// responses echo flags in the order they were asked for.
+struct MetaFlags {
+  std::vector<MetaFlag> in_order;
+
+  bool base64_key = false;    // b
+  bool return_cas = false;    // c
+  bool return_flags = false;  // f
+  bool return_hit = false;    // h
+  bool return_key = false;    // k
+  bool return_last_access = false;  // l
+  bool quiet = false;         // q
+  bool return_size = false;   // s
+  bool return_ttl = false;    // t
+  bool no_bump = false;       // u
+  bool return_value = false;  // v
+  bool invalidate = false;    // I
+  bool drop_value = false;    // x (md): empty the value, keep the item
+
+  bool has_opaque = false;    // O(token)
+  std::string_view opaque;
+  bool has_compare_cas = false;  // C(token)
+  std::uint64_t compare_cas = 0;
+  bool has_new_cas = false;   // E(token): the cas to give a changed item
+  std::uint64_t new_cas = 0;
+  bool has_client_flags = false;  // F(token)
+  std::uint32_t client_flags = 0;
+  bool has_ttl = false;       // T(token)
+  std::int64_t ttl = 0;
+  bool has_vivify = false;    // N(token)
+  std::int64_t vivify_ttl = 0;
+  bool has_recache = false;   // R(token)
+  std::int64_t recache_ttl = 0;
+  bool has_initial = false;   // J(token) (ma)
+  std::uint64_t initial = 0;
+  bool has_delta = false;     // D(token) (ma)
+  std::uint64_t delta = 1;
+  char mode = 0;              // M(token): ms E/A/P/R/S, ma I/+/D/-; 0 = default
+};
+
+struct Command {
+  CommandKind kind = CommandKind::kGet;
+
+  // Single-key commands use `key`; get/gets/gat/gats use `keys`. For kShutdown, `key`
+  // holds the argument text ("" or "graceful"; anything else is memcached's invalid mode).
+  std::string_view key;
+  std::vector<std::string_view> keys;
+
+  std::uint32_t client_flags = 0;  // storage commands
+  std::int64_t exptime = 0;        // storage, touch, gat/gats
+  std::uint64_t cas_unique = 0;    // cas
+  std::uint64_t delta = 0;         // incr/decr
+  std::int64_t delay = 0;          // flush_all [delay]
+  std::uint32_t verbosity = 0;     // verbosity level
+  bool noreply = false;            // classic noreply
+
+  std::string_view data;           // the data block without its "\r\n"
+  std::string_view stats_group;    // all text after "stats", trimmed: "", "settings",
+                                   // "items", "reset", "engine", "detail dump", ...
+
+  MetaFlags meta;                  // mg/ms/md/ma/me
+  std::string decoded_key;         // storage for a base64-decoded meta key
+
+  // Resets to a default command, keeping vector capacity (the parser reuses one Command).
+  void clear();
+};
+
+}  // namespace pmcached::protocol

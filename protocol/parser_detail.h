@@ -1,0 +1,99 @@
+// Internals shared by the command-line parsers of parser.cc (classic commands) and
+// meta_parser.cc (meta commands). Private to protocol/; not part of its interface.
+//
+// A command line is parsed by one function that fills the Command and answers a
+// LineOutcome; Parser::parse() then reads or swallows the data block it asks for.
+//
+// Thread safety: pure functions and constants.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "protocol/command.h"
+#include "protocol/parser.h"
+
+namespace pmcached::protocol::detail {
+
+// The parser's own replies, byte for byte as memcached 1.6.18 sends them.
+namespace reply {
+inline constexpr std::string_view kError = "ERROR\r\n";
+inline constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format\r\n";
+inline constexpr std::string_view kBadDeleteFormat =
+    "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n";
+inline constexpr std::string_view kBadExptime = "CLIENT_ERROR invalid exptime argument\r\n";
+inline constexpr std::string_view kBadDelta = "CLIENT_ERROR invalid numeric delta argument\r\n";
+inline constexpr std::string_view kBadDataChunk = "CLIENT_ERROR bad data chunk\r\n";
+inline constexpr std::string_view kTooLarge = "SERVER_ERROR object too large for cache\r\n";
+inline constexpr std::string_view kBadToken =
+    "CLIENT_ERROR bad token in command line format\r\n";
+inline constexpr std::string_view kDuplicateFlag = "CLIENT_ERROR duplicate flag\r\n";
+inline constexpr std::string_view kInvalidFlag = "CLIENT_ERROR invalid flag\r\n";
+inline constexpr std::string_view kInvalidOrDuplicateFlag =
+    "CLIENT_ERROR invalid or duplicate flag\r\n";
+inline constexpr std::string_view kKeyDecode = "CLIENT_ERROR error decoding key\r\n";
+inline constexpr std::string_view kMTokenLength = "CLIENT_ERROR incorrect length for M token\r\n";
+inline constexpr std::string_view kBadInitial = "CLIENT_ERROR invalid numeric initial value\r\n";
+inline constexpr std::string_view kBadMetaDelta = "CLIENT_ERROR invalid numeric delta value\r\n";
+inline constexpr std::string_view kOpaqueTooLong = "CLIENT_ERROR opaque token too long\r\n";
+inline constexpr std::string_view kMgFlagsTooLong = "CLIENT_ERROR options flags are too long\r\n";
+inline constexpr std::string_view kFlagsTooLong = "CLIENT_ERROR options flags too long\r\n";
+inline constexpr std::string_view kBadMsMode = "CLIENT_ERROR invalid mode for ms M token\r\n";
+inline constexpr std::string_view kBadMaMode = "CLIENT_ERROR invalid mode for ma M token\r\n";
+}  // namespace reply
+
+// memcached tokenises a command line into at most 23 tokens plus a terminal one
+// (MAX_TOKENS = 24); every check on the count in memcached saturates below that, so
+// counting up to kMax tokens gives the same answers.
+struct Tokens {
+  static constexpr std::size_t kMax = 24;
+  std::array<std::string_view, kMax> token;
+  std::size_t count = 0;  // tokens found, at most kMax
+};
+
+// Splits `line` on ' ' (memcached splits on spaces only; tabs belong to tokens).
+inline void tokenize(std::string_view line, Tokens& out) noexcept {
+  out.count = 0;
+  std::size_t i = 0;
+  const std::size_t n = line.size();
+  while (out.count < Tokens::kMax) {
+    while (i < n && line[i] == ' ') ++i;
+    if (i == n) return;
+    const std::size_t start = i;
+    while (i < n && line[i] != ' ') ++i;
+    out.token[out.count++] = line.substr(start, i - start);
+  }
+}
+
+// What a command-line parser decided.
+struct LineOutcome {
+  enum class Kind : unsigned char {
+    kDone,      // the command is complete
+    kNeedData,  // complete once a data block of `data_length` bytes (+ "\r\n") is read
+    kError,     // reply `error_reply` (may be empty: suppressed by noreply)
+  };
+  Kind kind = Kind::kDone;
+  std::string_view error_reply;
+  std::size_t data_length = 0;
+  bool swallow = false;  // kError: also swallow data_length + 2 bytes
+
+  static LineOutcome done() noexcept { return {}; }
+  static LineOutcome need_data(std::size_t length) noexcept {
+    return {Kind::kNeedData, {}, length, false};
+  }
+  static LineOutcome error(std::string_view text) noexcept { return {Kind::kError, text, 0, false}; }
+  static LineOutcome error_and_swallow(std::string_view text, std::size_t length) noexcept {
+    return {Kind::kError, text, length, true};
+  }
+};
+
+// The largest data length memcached accepts on a command line (it adds 2 to an int).
+inline constexpr std::int32_t kMaxDataLength = 0x7fffffff - 2;
+
+// Meta commands (mg ms md ma mn me); `tokens.token[0]` is the two-letter command.
+[[nodiscard]] LineOutcome parse_meta_command(const Tokens& tokens, Command& command,
+                                             const ParserLimits& limits);
+
+}  // namespace pmcached::protocol::detail
