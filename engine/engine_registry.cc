@@ -1,0 +1,33 @@
+// The one place where index engines are registered. To add an engine: implement IndexEngine,
+// add a row here, and the engine test suite (tests/engine) runs over it automatically.
+#include "engine/engine_registry.h"
+
+#include "engine/dram_engine.h"
+
+namespace pmcached::engine {
+
+const std::vector<EngineInfo>& registered_engines() {
+  static const std::vector<EngineInfo> engines = {
+      {std::string(kDramEngineName), "volatile in-memory B-tree (abseil btree_map); not durable",
+       /*persistent=*/false, [](const EngineContext&) { return make_dram_engine(); }},
+  };
+  return engines;
+}
+
+const EngineInfo* find_engine(std::string_view name) {
+  for (const EngineInfo& info : registered_engines()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+std::string engine_names() {
+  std::string names;
+  for (const EngineInfo& info : registered_engines()) {
+    if (!names.empty()) names += ", ";
+    names += info.name;
+  }
+  return names;
+}
+
+}  // namespace pmcached::engine

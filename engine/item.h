@@ -1,0 +1,102 @@
+// Item records: the store's layout of one cached item, in ONE allocation.
+//
+// Layout version 1 (the persistent item heap that replaces malloc later keeps it):
+//   offset  0  u32 value_size
+//   offset  4  u8  key_size (1..250)
+//   offset  5  u8  bits: kFetched, kStale, kTokenSent, kReferenced
+//   offset  6  u16 reserved (0)
+//   offset  8  u32 client_flags
+//   offset 12  u32 reserved (0)
+//   offset 16  i64 exptime      absolute Unix seconds, 0 = never
+//   offset 24  u64 cas
+//   offset 32  i64 last_update  Unix seconds of the store that built the record
+//   offset 40  i64 last_access  Unix seconds of the last bumping access
+//   offset 48  key bytes, then value bytes (no terminator)
+// The ItemRef handed to index engines is the record's address.
+//
+// Thread safety: a record is immutable once published, except its access metadata (bits,
+// last_access, exptime on touch, cas on invalidate), which is changed only while holding the
+// stripe lock of its key. Every reader holds that lock too, so plain fields suffice.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string_view>
+
+#include "engine/index_engine.h"
+
+namespace pmcached::engine {
+
+struct ItemHeader {
+  static constexpr std::uint8_t kFetched = 1u << 0;     // fetched since it was stored
+  static constexpr std::uint8_t kStale = 1u << 1;       // invalidated (meta I)
+  static constexpr std::uint8_t kTokenSent = 1u << 2;   // a client was given the win (W)
+  static constexpr std::uint8_t kReferenced = 1u << 3;  // CLOCK second-chance bit
+
+  std::uint32_t value_size = 0;
+  std::uint8_t key_size = 0;
+  std::uint8_t bits = 0;
+  std::uint16_t reserved0 = 0;
+  std::uint32_t client_flags = 0;
+  std::uint32_t reserved1 = 0;
+  std::int64_t exptime = 0;
+  std::uint64_t cas = 0;
+  std::int64_t last_update = 0;
+  std::int64_t last_access = 0;
+
+  [[nodiscard]] bool has(std::uint8_t bit) const noexcept { return (bits & bit) != 0; }
+  [[nodiscard]] char* key_data() noexcept { return reinterpret_cast<char*>(this + 1); }
+  [[nodiscard]] const char* key_data() const noexcept {
+    return reinterpret_cast<const char*>(this + 1);
+  }
+  [[nodiscard]] char* value_data() noexcept { return key_data() + key_size; }
+  [[nodiscard]] std::string_view key() const noexcept { return {key_data(), key_size}; }
+  [[nodiscard]] std::string_view value() const noexcept {
+    return {key_data() + key_size, value_size};
+  }
+  // Bytes of the whole record: what the store's memory accounting counts.
+  [[nodiscard]] std::size_t record_size() const noexcept {
+    return sizeof(ItemHeader) + key_size + value_size;
+  }
+};
+static_assert(sizeof(ItemHeader) == 48, "item layout version 1 has a 48-byte header");
+
+[[nodiscard]] constexpr std::size_t item_record_size(std::size_t key_size,
+                                                     std::size_t value_size) noexcept {
+  return sizeof(ItemHeader) + key_size + value_size;
+}
+
+// memcached's item_size_ok(): its 48-byte item header, 8 bytes of cas, the key and its NUL,
+// 4 bytes of client flags when they are non-zero, and the value with its "\r\n".
+[[nodiscard]] constexpr std::size_t memcached_item_size(std::size_t key_size,
+                                                        std::size_t value_size,
+                                                        std::uint32_t client_flags) noexcept {
+  return 48 + 8 + key_size + 1 + (client_flags != 0 ? 4 : 0) + value_size + 2;
+}
+
+// Allocates a record with `key` copied in and room for `value_size` value bytes (left
+// uninitialised); every other header field is zero. Returns nullptr when out of memory.
+[[nodiscard]] inline ItemHeader* allocate_item(std::string_view key,
+                                               std::size_t value_size) noexcept {
+  void* raw = std::malloc(item_record_size(key.size(), value_size));
+  if (raw == nullptr) return nullptr;
+  auto* item = new (raw) ItemHeader{};
+  item->key_size = static_cast<std::uint8_t>(key.size());
+  item->value_size = static_cast<std::uint32_t>(value_size);
+  std::memcpy(item->key_data(), key.data(), key.size());
+  return item;
+}
+
+inline void free_item(ItemHeader* item) noexcept { std::free(item); }
+
+[[nodiscard]] inline ItemRef to_ref(const ItemHeader* item) noexcept {
+  return reinterpret_cast<ItemRef>(item);
+}
+[[nodiscard]] inline ItemHeader* from_ref(ItemRef ref) noexcept {
+  return reinterpret_cast<ItemHeader*>(ref);
+}
+
+}  // namespace pmcached::engine

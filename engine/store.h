@@ -1,0 +1,199 @@
+// Store: memcached item semantics, written once, over any IndexEngine.
+//
+// The store owns item records (header + key + value) and publishes them through the
+// index engine. It implements cas uniqueness, expiry (relative up to 30 days, absolute
+// beyond, negative = already expired), flush_all with delay, add/replace/append/prepend,
+// incr/decr, touch, the meta-protocol item states (stale, win token sent, fetched) and
+// memory accounting with eviction.
+//
+// Results are neutral (StoreStatus); protocol/ turns them into wire text.
+//
+// Thread safety: every method may be called from any thread. Operations on one key are
+// serialised by lock striping (xxHash of the key picks the stripe), so read-modify-write
+// commands are atomic per key. Visitors (ItemView callbacks) run with the key's stripe
+// lock held: they must copy what they need and must not call back into the store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/clock.h"
+#include "engine/index_engine.h"
+
+namespace pmcached::engine {
+
+inline constexpr std::size_t kMaxKeyLength = 250;
+
+enum class StoreStatus : std::uint8_t {
+  kStored,       // STORED / HD
+  kNotStored,    // NOT_STORED / NS
+  kExists,       // EXISTS / EX (cas mismatch)
+  kNotFound,     // NOT_FOUND / NF / EN
+  kDeleted,      // DELETED / HD
+  kTouched,      // TOUCHED / HD
+  kHit,          // a get found the item
+  kNonNumeric,   // incr/decr on a value that is not a decimal u64
+  kTooLarge,     // SERVER_ERROR object too large for cache
+  kOutOfMemory,  // SERVER_ERROR out of memory storing object
+};
+
+// A read-only view of an item, valid only inside the visitor call.
+struct ItemView {
+  std::string_view key;
+  std::string_view value;
+  std::uint32_t client_flags = 0;
+  std::uint64_t cas = 0;
+  std::int64_t exptime = 0;      // absolute Unix seconds; 0 = never expires
+  std::int64_t last_access = 0;  // Unix seconds of the last access (before this one)
+  bool fetched = false;          // had been fetched before this access
+  bool stale = false;            // invalidated by meta delete/set with I
+  bool win_token_sent = false;   // a client was already given the recache win (W)
+};
+
+using ItemVisitor = std::function<void(const ItemView&)>;
+
+enum class StoreMode : std::uint8_t { kSet, kAdd, kReplace, kAppend, kPrepend, kCas };
+
+struct StoreRequest {
+  StoreMode mode = StoreMode::kSet;
+  std::string_view key;
+  std::string_view value;
+  std::uint32_t client_flags = 0;
+  std::int64_t exptime = 0;                  // as sent by the client (memcached rules)
+  std::uint64_t compare_cas = 0;             // kCas, or meta C(token); 0 = no check
+  std::optional<std::uint64_t> new_cas;      // meta E(token)
+  bool invalidate = false;                   // meta I: store as stale if cas is older
+  std::optional<std::int64_t> vivify_ttl;    // meta N(token) in append/prepend mode
+};
+
+struct StoreOutcome {
+  StoreStatus status = StoreStatus::kNotStored;
+  std::uint64_t cas = 0;          // cas of the stored item (0 if not stored)
+  std::size_t value_size = 0;     // size of the stored value (new size after append)
+};
+
+struct GetRequest {
+  std::string_view key;
+  std::optional<std::int64_t> touch_exptime;  // gat/gats, meta T(token)
+  bool bump = true;                           // update fetched/last access (meta u: false)
+  std::optional<std::int64_t> vivify_ttl;     // meta N(token): create empty item on miss
+  std::optional<std::int64_t> recache_below;  // meta R(token): win if remaining TTL < token
+  std::optional<std::uint64_t> new_cas;       // meta E(token): cas for a vivified item
+};
+
+struct GetOutcome {
+  StoreStatus status = StoreStatus::kNotFound;  // kHit or kNotFound
+  bool won = false;           // meta W: this client should recache
+  bool stale = false;         // meta X
+  bool token_sent = false;    // meta Z: a win token was sent earlier
+  bool vivified = false;      // the item was created by this request
+};
+
+struct DeleteRequest {
+  std::string_view key;
+  std::uint64_t compare_cas = 0;          // meta C(token)
+  std::optional<std::uint64_t> new_cas;   // meta E(token)
+  bool invalidate = false;                // meta I: mark stale instead of removing
+  std::optional<std::int64_t> exptime;    // meta T(token), only with invalidate
+  bool drop_value = false;                // meta x: empty the value, keep the item
+};
+
+enum class ArithmeticMode : std::uint8_t { kIncr, kDecr };
+
+struct ArithmeticRequest {
+  std::string_view key;
+  ArithmeticMode mode = ArithmeticMode::kIncr;
+  std::uint64_t delta = 1;
+  std::uint64_t compare_cas = 0;               // meta C(token)
+  std::optional<std::uint64_t> new_cas;        // meta E(token)
+  std::optional<std::int64_t> vivify_ttl;      // meta N(token): create on miss
+  std::uint64_t initial = 0;                   // meta J(token)
+  std::optional<std::int64_t> touch_exptime;   // meta T(token)
+};
+
+struct ArithmeticOutcome {
+  StoreStatus status = StoreStatus::kNotFound;  // kStored, kNotFound, kExists, kNonNumeric, ...
+  std::uint64_t value = 0;                      // the new value
+  std::uint64_t cas = 0;
+  std::int64_t exptime = 0;                     // absolute; 0 = never
+};
+
+struct StoreOptions {
+  std::size_t memory_limit_bytes = 64u << 20;  // -m
+  std::size_t item_size_max = 1u << 20;        // -I: largest item (header + key + value)
+  bool evict_when_full = true;                 // false with -M
+  std::size_t lock_stripes = 1024;
+};
+
+// Counters for `stats` and `stats items`.
+struct StoreStats {
+  std::uint64_t curr_items = 0;
+  std::uint64_t total_items = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t limit_maxbytes = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t expired_unfetched = 0;
+  std::uint64_t evicted_unfetched = 0;
+  std::uint64_t reclaimed = 0;
+  std::uint64_t get_hits = 0, get_misses = 0, get_expired = 0, get_flushed = 0;
+  std::uint64_t cmd_get = 0, cmd_set = 0, cmd_touch = 0, cmd_flush = 0;
+  std::uint64_t touch_hits = 0, touch_misses = 0;
+  std::uint64_t delete_hits = 0, delete_misses = 0;
+  std::uint64_t incr_hits = 0, incr_misses = 0, decr_hits = 0, decr_misses = 0;
+  std::uint64_t cas_hits = 0, cas_misses = 0, cas_badval = 0;
+};
+
+class Store {
+ public:
+  Store(std::unique_ptr<IndexEngine> engine, const Clock& clock, StoreOptions options);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // get/gets/gat/gats/mg. On a hit, `visit` sees the item (after any touch).
+  [[nodiscard]] GetOutcome get(const GetRequest& request, const ItemVisitor& visit) noexcept;
+
+  // set/add/replace/append/prepend/cas/ms.
+  [[nodiscard]] StoreOutcome store(const StoreRequest& request) noexcept;
+
+  // delete/md. On success status is kDeleted.
+  [[nodiscard]] StoreStatus remove(const DeleteRequest& request) noexcept;
+
+  // incr/decr/ma. incr wraps at 2^64; decr floors at 0.
+  [[nodiscard]] ArithmeticOutcome arithmetic(const ArithmeticRequest& request) noexcept;
+
+  // touch: kTouched or kNotFound.
+  [[nodiscard]] StoreStatus touch(std::string_view key, std::int64_t exptime) noexcept;
+
+  // flush_all [delay]: items stored before the flush time become invisible then.
+  void flush_all(std::int64_t delay_seconds) noexcept;
+
+  // Resets the counters of `stats reset`.
+  void reset_stats() noexcept;
+
+  [[nodiscard]] StoreStats stats() const noexcept;
+  [[nodiscard]] const IndexEngine& engine() const noexcept;
+  [[nodiscard]] const StoreOptions& options() const noexcept;
+
+  // Converts a client exptime (memcached rules) to absolute Unix seconds; 0 = never,
+  // a time in the past means "already expired".
+  [[nodiscard]] std::int64_t absolute_exptime(std::int64_t client_exptime) const noexcept;
+
+  // The Unix time the store considers "now".
+  [[nodiscard]] std::int64_t now() const noexcept;
+
+  // The key bytes of an item reference made by a Store, for EngineContext::key_of (engines
+  // that keep keys out of line compare through it). Valid while the item is published.
+  [[nodiscard]] static std::string_view key_of(ItemRef ref) noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pmcached::engine

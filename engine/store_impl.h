@@ -1,0 +1,112 @@
+// Store::Impl: the store's private state and helpers, shared by store.cc (reads and storage
+// commands), store_update.cc (delete, arithmetic, touch, flush) and store_memory.cc (record
+// lifetime, memory accounting, CLOCK eviction, statistics).
+//
+// Locking rules (deadlock freedom):
+//   stripe mutex  ->  engine (its own shared_mutex)        every key operation
+//   hand mutex    ->  engine                                 eviction collects a batch of keys
+// Never two stripe mutexes at once; never a stripe mutex while evicting or scanning; the
+// engine never calls back into the store. Operations that need memory while holding a
+// stripe take it with try_reserve(); if that fails they release the stripe, call make_room()
+// and start over.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/expiry.h"
+#include "engine/item.h"
+#include "engine/lock_stripes.h"
+#include "engine/store.h"
+
+namespace pmcached::engine {
+
+struct Store::Impl {
+  Impl(std::unique_ptr<IndexEngine> index, const Clock& time_source, StoreOptions opts);
+  ~Impl();
+
+  // --- operations (one per public Store method) ---
+  GetOutcome get(const GetRequest& request, const ItemVisitor& visit) noexcept;
+  StoreOutcome store(const StoreRequest& request) noexcept;
+  StoreStatus remove(const DeleteRequest& request) noexcept;
+  ArithmeticOutcome arithmetic(const ArithmeticRequest& request) noexcept;
+  StoreStatus touch(std::string_view key, std::int64_t exptime) noexcept;
+  void flush_all(std::int64_t delay_seconds) noexcept;
+  void reset_stats() noexcept;
+  StoreStats stats() const noexcept;
+
+  // --- helpers; `stripe` is the key's stripe and its mutex is held ---
+
+  // The live item for `key`, or nullptr. An expired or flushed item is unlinked and freed
+  // on the way (memcached's lazy reclaim), counted as get_expired / get_flushed.
+  ItemHeader* find_live(std::string_view key, Stripe& stripe, std::int64_t now) noexcept;
+
+  // Removes `item` (the current record of `key`) from the index and frees it.
+  void unlink(std::string_view key, ItemHeader* item, Stripe& stripe) noexcept;
+
+  // Publishes `fresh` for its key, replacing `old` (nullptr if none), then frees `old`.
+  // `reserved` bytes were taken with try_reserve(); the accounting ends at +fresh -old.
+  // On failure (the engine is out of memory) `fresh` is freed, the reservation returned,
+  // `old` stays, and false is returned.
+  bool publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe) noexcept;
+
+  // Bytes to reserve to replace `old_size` bytes by `new_size` bytes.
+  static std::size_t growth(std::size_t new_size, std::size_t old_size) noexcept {
+    return new_size > old_size ? new_size - old_size : 0;
+  }
+
+  std::uint64_t next_cas() noexcept {
+    return cas_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  // The cas for a new or modified item: meta E(token) if given, else the next counter value.
+  std::uint64_t cas_for(const std::optional<std::uint64_t>& explicit_cas) noexcept {
+    return explicit_cas ? *explicit_cas : next_cas();
+  }
+  bool is_flushed(const ItemHeader& item, std::int64_t now) const noexcept {
+    return flush_state.is_flushed(item.last_update, item.cas, now);
+  }
+  bool is_dead(const ItemHeader& item, std::int64_t now) const noexcept {
+    return is_expired(item.exptime, now) || is_flushed(item, now);
+  }
+
+  // --- memory (no stripe mutex needed) ---
+  bool try_reserve(std::size_t bytes) noexcept;  // false if it would pass the limit
+  void release(std::size_t bytes) noexcept;
+  // Reclaims dead items and, if allowed, evicts live ones in CLOCK order until `bytes` more
+  // fit. Must be called with no stripe mutex held. False if no room could be made.
+  bool make_room(std::size_t bytes) noexcept;
+  // Collects up to kClockBatch keys from the hand onwards (wrapping) and moves the hand.
+  void collect_clock_batch(std::vector<std::string>& batch);
+  // One CLOCK step on `key`; true if its record was freed.
+  bool clock_visit(const std::string& key, std::int64_t now) noexcept;
+
+  // Unlinks `key` if present (memcached drops the old value when a set fails).
+  void drop_key(std::string_view key) noexcept;
+
+  // How many times an operation retries after make_room() before giving up.
+  static constexpr int kRoomAttempts = 16;
+  // Keys collected per CLOCK batch.
+  static constexpr std::size_t kClockBatch = 32;
+
+  std::unique_ptr<IndexEngine> engine;
+  const Clock& clock;
+  const StoreOptions options;
+  LockStripes stripes;
+
+  alignas(64) std::atomic<std::uint64_t> cas_counter{0};
+  alignas(64) std::atomic<std::size_t> used_bytes{0};  // header+key+value of live records
+  alignas(64) FlushState flush_state;
+  std::atomic<std::uint64_t> cmd_flush{0};
+
+  // CLOCK hand: the key the next eviction batch starts from ("" = the beginning).
+  alignas(64) std::mutex hand_mutex;
+  std::string hand;
+};
+
+}  // namespace pmcached::engine

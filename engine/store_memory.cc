@@ -1,0 +1,227 @@
+// Store::Impl: record lifetime, memory accounting, CLOCK eviction and statistics.
+#include <cassert>
+#include <new>
+#include <vector>
+
+#include "engine/store_impl.h"
+
+namespace pmcached::engine {
+
+Store::Impl::Impl(std::unique_ptr<IndexEngine> index, const Clock& time_source, StoreOptions opts)
+    : engine(std::move(index)), clock(time_source), options(opts), stripes(opts.lock_stripes) {}
+
+Store::Impl::~Impl() {
+  // Collect first, free after the engine is gone: an engine may read keys through records.
+  std::vector<ItemRef> refs;
+  try {
+    refs.reserve(engine->size());
+    engine->scan("", [&](std::string_view, ItemRef ref) {
+      refs.push_back(ref);
+      return true;
+    });
+  } catch (const std::bad_alloc&) {
+    // Out of memory at shutdown: leak rather than crash.
+  }
+  engine.reset();
+  for (ItemRef ref : refs) free_item(from_ref(ref));
+}
+
+ItemHeader* Store::Impl::find_live(std::string_view key, Stripe& stripe,
+                                   std::int64_t now) noexcept {
+  const ItemRef ref = engine->lookup(key);
+  if (ref == kNoItem) return nullptr;
+  ItemHeader* item = from_ref(ref);
+  if (is_flushed(*item, now)) {
+    unlink(key, item, stripe);
+    stripe.add(Counter::kGetFlushed);
+    return nullptr;
+  }
+  if (is_expired(item->exptime, now)) {
+    unlink(key, item, stripe);
+    stripe.add(Counter::kGetExpired);
+    return nullptr;
+  }
+  return item;
+}
+
+void Store::Impl::unlink(std::string_view key, ItemHeader* item, Stripe& stripe) noexcept {
+  (void)engine->erase(key);
+  release(item->record_size());
+  stripe.sub(Counter::kCurrItems);
+  free_item(item);
+}
+
+bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved,
+                          Stripe& stripe) noexcept {
+  const UpsertResult result = engine->upsert(fresh->key(), to_ref(fresh));
+  if (result.status == UpsertStatus::kOutOfMemory) {
+    release(reserved);
+    free_item(fresh);
+    return false;
+  }
+  // Under the stripe lock nobody else can have changed the key: previous is `old`.
+  ItemHeader* previous = from_ref(result.previous);
+  assert(previous == old);
+  (void)old;
+  stripe.add(Counter::kTotalItems);
+  if (previous == nullptr) {
+    stripe.add(Counter::kCurrItems);
+    return true;
+  }
+  const std::size_t fresh_size = fresh->record_size();
+  const std::size_t old_size = previous->record_size();
+  if (old_size > fresh_size) release(old_size - fresh_size);
+  free_item(previous);
+  return true;
+}
+
+bool Store::Impl::try_reserve(std::size_t n) noexcept {
+  if (n == 0) return true;
+  const std::size_t limit = options.memory_limit_bytes;
+  std::size_t current = used_bytes.load(std::memory_order_relaxed);
+  do {
+    if (n > limit || current > limit - n) return false;
+  } while (!used_bytes.compare_exchange_weak(current, current + n, std::memory_order_relaxed));
+  return true;
+}
+
+void Store::Impl::release(std::size_t n) noexcept {
+  used_bytes.fetch_sub(n, std::memory_order_relaxed);
+}
+
+void Store::Impl::collect_clock_batch(std::vector<std::string>& batch) {
+  std::lock_guard lock(hand_mutex);
+  const std::string start = hand;
+  bool first = true;
+  // From the hand to the end; the hand's own key was visited by the previous batch.
+  engine->scan(start, [&](std::string_view key, ItemRef) {
+    if (first) {
+      first = false;
+      if (!start.empty() && key == start) return true;
+    }
+    batch.emplace_back(key);
+    return batch.size() < kClockBatch;
+  });
+  if (batch.size() < kClockBatch && !start.empty()) {
+    // Wrap around: from the beginning up to and including the hand's key.
+    engine->scan("", [&](std::string_view key, ItemRef) {
+      if (key > start) return false;
+      batch.emplace_back(key);
+      return batch.size() < kClockBatch;
+    });
+  }
+  if (!batch.empty()) hand = batch.back();  // claims the batch
+}
+
+bool Store::Impl::clock_visit(const std::string& key, std::int64_t now) noexcept {
+  Stripe& stripe = stripes.for_key(key);
+  std::lock_guard lock(stripe.mutex);
+  const ItemRef ref = engine->lookup(key);
+  if (ref == kNoItem) return false;
+  ItemHeader* item = from_ref(ref);
+  const bool fetched = item->has(ItemHeader::kFetched);
+  if (is_dead(*item, now)) {
+    stripe.add(Counter::kReclaimed);
+    if (!fetched) stripe.add(Counter::kExpiredUnfetched);
+    unlink(key, item, stripe);
+    return true;
+  }
+  if (!options.evict_when_full) return false;  // -M: only dead items make room
+  if (item->has(ItemHeader::kReferenced)) {
+    item->bits &= static_cast<std::uint8_t>(~ItemHeader::kReferenced);  // second chance
+    return false;
+  }
+  stripe.add(Counter::kEvictions);
+  if (!fetched) stripe.add(Counter::kEvictedUnfetched);
+  unlink(key, item, stripe);
+  return true;
+}
+
+bool Store::Impl::make_room(std::size_t n) noexcept {
+  const std::size_t limit = options.memory_limit_bytes;
+  if (n > limit) return false;
+  const auto fits = [&] { return used_bytes.load(std::memory_order_relaxed) <= limit - n; };
+  if (fits()) return true;
+  // Two full sweeps suffice: the first clears every referenced bit, the second evicts.
+  const std::size_t max_visits = 2 * engine->size() + kClockBatch;
+  std::size_t visits = 0;
+  try {
+    std::vector<std::string> batch;
+    batch.reserve(kClockBatch);
+    while (visits < max_visits) {
+      batch.clear();
+      collect_clock_batch(batch);
+      if (batch.empty()) break;
+      const std::int64_t now = clock.now();
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        (void)clock_visit(batch[i], now);
+        ++visits;
+        if (fits()) {
+          // Stopped early: give the rest of the batch back by moving the hand back to the
+          // last key visited, unless another evictor has claimed a batch since.
+          std::lock_guard lock(hand_mutex);
+          if (hand == batch.back()) hand = batch[i];
+          return true;
+        }
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  return fits();
+}
+
+void Store::Impl::drop_key(std::string_view key) noexcept {
+  Stripe& stripe = stripes.for_key(key);
+  std::lock_guard lock(stripe.mutex);
+  const ItemRef ref = engine->lookup(key);
+  if (ref != kNoItem) unlink(key, from_ref(ref), stripe);
+}
+
+StoreStats Store::Impl::stats() const noexcept {
+  StoreStats s;
+  const auto total = [&](Counter c) { return stripes.total(c); };
+  s.curr_items = total(Counter::kCurrItems);
+  s.total_items = total(Counter::kTotalItems);
+  s.bytes = used_bytes.load(std::memory_order_relaxed);
+  s.limit_maxbytes = options.memory_limit_bytes;
+  s.evictions = total(Counter::kEvictions);
+  s.expired_unfetched = total(Counter::kExpiredUnfetched);
+  s.evicted_unfetched = total(Counter::kEvictedUnfetched);
+  s.reclaimed = total(Counter::kReclaimed);
+  s.get_hits = total(Counter::kGetHits);
+  s.get_misses = total(Counter::kGetMisses);
+  s.get_expired = total(Counter::kGetExpired);
+  s.get_flushed = total(Counter::kGetFlushed);
+  s.cmd_get = total(Counter::kCmdGet);
+  s.cmd_set = total(Counter::kCmdSet);
+  s.cmd_touch = total(Counter::kCmdTouch);
+  s.cmd_flush = cmd_flush.load(std::memory_order_relaxed);
+  s.touch_hits = total(Counter::kTouchHits);
+  s.touch_misses = total(Counter::kTouchMisses);
+  s.delete_hits = total(Counter::kDeleteHits);
+  s.delete_misses = total(Counter::kDeleteMisses);
+  s.incr_hits = total(Counter::kIncrHits);
+  s.incr_misses = total(Counter::kIncrMisses);
+  s.decr_hits = total(Counter::kDecrHits);
+  s.decr_misses = total(Counter::kDecrMisses);
+  s.cas_hits = total(Counter::kCasHits);
+  s.cas_misses = total(Counter::kCasMisses);
+  s.cas_badval = total(Counter::kCasBadval);
+  return s;
+}
+
+void Store::Impl::reset_stats() noexcept {
+  // Like memcached's `stats reset`: everything but the current state (items, bytes).
+  for (std::size_t i = 0; i < stripes.size(); ++i) {
+    Stripe& stripe = stripes.at(i);
+    std::lock_guard lock(stripe.mutex);
+    for (std::size_t c = 0; c < kCounterCount; ++c) {
+      if (c == static_cast<std::size_t>(Counter::kCurrItems)) continue;
+      stripe.counters[c].store(0, std::memory_order_relaxed);
+    }
+  }
+  cmd_flush.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace pmcached::engine

@@ -1,0 +1,246 @@
+// One suite for every registered index engine (TEST_P over the registry), so a new engine
+// joins these tests by being registered. Capability-specific cases skip when not supported.
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/engine_registry.h"
+
+namespace pmcached::engine {
+namespace {
+
+// "prefix<n>" (std::string operator+ trips a g++ 12 -Wrestrict false positive at -O3).
+std::string numbered(const char* prefix, unsigned long n) {
+  std::string s(prefix);
+  s.append(std::to_string(n));
+  return s;
+}
+
+// Items for the engine: each ref points at a stored std::string holding its key, so engines
+// that compare keys through EngineContext::key_of work too.
+class EngineTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const EngineInfo* info = find_engine(GetParam());
+    ASSERT_NE(info, nullptr);
+    EngineContext context;
+    context.key_of = [](ItemRef ref) {
+      return std::string_view(*reinterpret_cast<const std::string*>(ref));
+    };
+    engine_ = info->create(context);
+    ASSERT_NE(engine_, nullptr);
+  }
+
+  ItemRef ref_for(std::string key) {
+    keys_.push_back(std::move(key));
+    return reinterpret_cast<ItemRef>(&keys_.back());
+  }
+  static std::string_view key_of(ItemRef ref) { return *reinterpret_cast<const std::string*>(ref); }
+  std::vector<std::string> scan_keys(std::string_view from, std::size_t limit = SIZE_MAX) {
+    std::vector<std::string> out;
+    engine_->scan(from, [&](std::string_view key, ItemRef ref) {
+      EXPECT_EQ(key, key_of(ref));
+      out.emplace_back(key);
+      return out.size() < limit;
+    });
+    return out;
+  }
+  static std::string be64(std::uint64_t v) {
+    std::string s(8, '\0');
+    for (int i = 7; i >= 0; --i, v >>= 8) s[static_cast<std::size_t>(i)] = static_cast<char>(v);
+    return s;
+  }
+
+  std::deque<std::string> keys_;  // stable addresses
+  std::unique_ptr<IndexEngine> engine_;
+};
+
+TEST_P(EngineTest, NameAndStatsIdentifyTheEngine) {
+  EXPECT_EQ(engine_->name(), GetParam());
+  const std::vector<EngineStat> stats = engine_->stats();
+  ASSERT_FALSE(stats.empty());
+  EXPECT_EQ(stats[0].name, "engine");
+  EXPECT_EQ(stats[0].value, GetParam());
+  EXPECT_EQ(find_engine(GetParam())->persistent, engine_->capabilities().persistent);
+}
+
+TEST_P(EngineTest, InsertReplaceLookupErase) {
+  const ItemRef a1 = ref_for("alpha");
+  const ItemRef a2 = ref_for("alpha");
+  EXPECT_EQ(engine_->lookup("alpha"), kNoItem);
+  UpsertResult r = engine_->upsert("alpha", a1);
+  EXPECT_EQ(r.status, UpsertStatus::kInserted);
+  EXPECT_EQ(r.previous, kNoItem);
+  EXPECT_EQ(engine_->lookup("alpha"), a1);
+  r = engine_->upsert("alpha", a2);
+  EXPECT_EQ(r.status, UpsertStatus::kReplaced);
+  EXPECT_EQ(r.previous, a1);
+  EXPECT_EQ(engine_->lookup("alpha"), a2);
+  EXPECT_EQ(engine_->size(), 1u);
+  EXPECT_EQ(engine_->erase("alpha"), a2);
+  EXPECT_EQ(engine_->erase("alpha"), kNoItem);
+  EXPECT_EQ(engine_->lookup("alpha"), kNoItem);
+  EXPECT_EQ(engine_->size(), 0u);
+}
+
+TEST_P(EngineTest, KeysThatArePrefixesOfOtherKeys) {
+  for (const char* k : {"abc", "a", "ab", "b", "abcd"}) {
+    ASSERT_EQ(engine_->upsert(k, ref_for(k)).status, UpsertStatus::kInserted);
+  }
+  EXPECT_EQ(engine_->size(), 5u);
+  for (const char* k : {"a", "ab", "abc", "abcd", "b"}) EXPECT_EQ(key_of(engine_->lookup(k)), k);
+  EXPECT_EQ(engine_->lookup("abcde"), kNoItem);
+  EXPECT_EQ(engine_->lookup("aa"), kNoItem);
+  EXPECT_NE(engine_->erase("ab"), kNoItem);
+  EXPECT_EQ(engine_->lookup("ab"), kNoItem);
+  EXPECT_EQ(key_of(engine_->lookup("a")), "a");
+  EXPECT_EQ(key_of(engine_->lookup("abc")), "abc");
+  if (engine_->capabilities().ordered) {
+    EXPECT_EQ(scan_keys(""), (std::vector<std::string>{"a", "abc", "abcd", "b"}));
+  }
+}
+
+TEST_P(EngineTest, LongAndBinaryKeys) {
+  std::vector<std::string> keys;
+  for (char last : {'\0', 'a', '\x7f', '\xff'}) {
+    std::string k(249, 'k');
+    k.push_back(last);
+    keys.push_back(k);
+  }
+  keys.push_back(std::string(250, '\xff'));
+  keys.push_back(std::string("\0\0", 2));
+  keys.push_back(std::string("\0", 1));
+  for (const std::string& k : keys) {
+    ASSERT_EQ(engine_->upsert(k, ref_for(k)).status, UpsertStatus::kInserted);
+  }
+  for (const std::string& k : keys) EXPECT_EQ(key_of(engine_->lookup(k)), k);
+  EXPECT_EQ(engine_->lookup(std::string(249, 'k')), kNoItem);
+  if (engine_->capabilities().ordered) {
+    std::vector<std::string> sorted = keys;
+    std::sort(sorted.begin(), sorted.end());  // std::string compares as unsigned bytes
+    EXPECT_EQ(scan_keys(""), sorted);
+  }
+}
+
+TEST_P(EngineTest, ScanIsOrderedStartsAtFromAndStops) {
+  if (!engine_->capabilities().ordered) GTEST_SKIP() << "engine is not ordered";
+  std::vector<std::uint64_t> numbers(1000);
+  for (std::size_t i = 0; i < numbers.size(); ++i) numbers[i] = i * 3;  // multiples of 3
+  std::mt19937_64 rng(42);
+  std::shuffle(numbers.begin(), numbers.end(), rng);
+  for (std::uint64_t n : numbers)
+    ASSERT_EQ(engine_->upsert(be64(n), ref_for(be64(n))).status, UpsertStatus::kInserted);
+  const std::vector<std::string> all = scan_keys("");
+  ASSERT_EQ(all.size(), 1000u);
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], be64(i * 3));
+  // From a present key, from an absent key (between 300 and 303), stopping after 5.
+  EXPECT_EQ(scan_keys(be64(300), 2), (std::vector<std::string>{be64(300), be64(303)}));
+  EXPECT_EQ(scan_keys(be64(301), 5).front(), be64(303));
+  EXPECT_EQ(scan_keys(be64(301), 5).size(), 5u);
+  EXPECT_TRUE(scan_keys(be64(5000)).empty());
+}
+
+TEST_P(EngineTest, RandomOperationsMatchAStdMapModel) {
+  std::map<std::string, ItemRef> model;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 5000; ++i) {
+    const std::string key = numbered("k", rng() % 300);
+    switch (rng() % 3) {
+      case 0:
+      case 1: {
+        const ItemRef ref = ref_for(key);
+        const UpsertResult r = engine_->upsert(key, ref);
+        const auto it = model.find(key);
+        ASSERT_EQ(r.status, it == model.end() ? UpsertStatus::kInserted : UpsertStatus::kReplaced);
+        ASSERT_EQ(r.previous, it == model.end() ? kNoItem : it->second);
+        model[key] = ref;
+        break;
+      }
+      default: {
+        const auto it = model.find(key);
+        ASSERT_EQ(engine_->erase(key), it == model.end() ? kNoItem : it->second);
+        if (it != model.end()) model.erase(it);
+      }
+    }
+  }
+  ASSERT_EQ(engine_->size(), model.size());
+  for (const auto& [key, ref] : model) EXPECT_EQ(engine_->lookup(key), ref);
+  if (engine_->capabilities().ordered) {
+    std::vector<std::string> expected;
+    for (const auto& entry : model) expected.push_back(entry.first);
+    EXPECT_EQ(scan_keys(""), expected);
+  }
+}
+
+TEST_P(EngineTest, ConcurrentUpsertsFromTwoThreads) {
+  if (!engine_->capabilities().concurrent) GTEST_SKIP() << "engine is not concurrent";
+  constexpr unsigned long kPerThread = 5000;
+  // Prepare refs up front (keys_ is not thread-safe); shared keys are written by both.
+  std::vector<std::vector<std::pair<std::string, ItemRef>>> work(2);
+  for (int t = 0; t < 2; ++t) {
+    for (unsigned long i = 0; i < kPerThread; ++i) {
+      const std::string key =
+          (i % 10 == 0) ? numbered("shared", i) : numbered(t == 0 ? "t0-" : "t1-", i);
+      work[static_cast<std::size_t>(t)].emplace_back(key, ref_for(key));
+    }
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (const auto& [key, ref] : work[static_cast<std::size_t>(t)]) {
+        const UpsertResult r = engine_->upsert(key, ref);
+        EXPECT_NE(r.status, UpsertStatus::kOutOfMemory);
+        EXPECT_NE(engine_->lookup(key), kNoItem);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const std::size_t shared = kPerThread / 10;
+  EXPECT_EQ(engine_->size(), 2 * (kPerThread - shared) + shared);
+  for (const auto& list : work) {
+    for (const auto& [key, ref] : list) EXPECT_EQ(key_of(engine_->lookup(key)), key);
+  }
+}
+
+std::vector<std::string> engine_names_for_tests() {
+  std::vector<std::string> names;
+  for (const EngineInfo& info : registered_engines()) names.push_back(info.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_names_for_tests()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param;
+                         });
+
+TEST(EngineRegistry, FindsDramAndListsNames) {
+  ASSERT_NE(find_engine("dram"), nullptr);
+  EXPECT_FALSE(find_engine("dram")->persistent);
+  EXPECT_FALSE(find_engine("dram")->description.empty());
+  EXPECT_EQ(find_engine("no-such-engine"), nullptr);
+  EXPECT_NE(engine_names().find("dram"), std::string::npos);
+  EXPECT_NE(find_engine(kDefaultEngine), nullptr);
+}
+
+TEST(EngineRegistry, DramIsAVolatileOrderedConcurrentBaseline) {
+  const auto engine = find_engine("dram")->create(EngineContext{});
+  const EngineCapabilities caps = engine->capabilities();
+  EXPECT_TRUE(caps.ordered);
+  EXPECT_TRUE(caps.concurrent);
+  EXPECT_FALSE(caps.persistent);
+  bool says_volatile = false;
+  for (const EngineStat& s : engine->stats()) {
+    if (s.name == "persistent") says_volatile = s.value.find("no") == 0;
+  }
+  EXPECT_TRUE(says_volatile);
+}
+
+}  // namespace
+}  // namespace pmcached::engine

@@ -1,0 +1,154 @@
+// Store: memory accounting, CLOCK eviction (second chance for read items) and -M.
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "engine/item.h"
+#include "tests/engine/store_fixture.h"
+
+namespace pmcached::engine::testing {
+namespace {
+
+constexpr std::size_t kValueSize = 100;
+
+std::string key_n(const char* prefix, int n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%03d", prefix, n);
+  return buf;
+}
+
+class EvictionTest : public StoreTest {
+ protected:
+  // Every test key is 4 bytes ("k000"), so every record has the same size.
+  static constexpr std::size_t kRecord = item_record_size(4, kValueSize);
+
+  void open(std::size_t items, bool evict = true) {
+    StoreOptions options;
+    options.memory_limit_bytes = items * kRecord;
+    options.evict_when_full = evict;
+    reopen(options);
+  }
+  StoreStatus fill(const std::string& key, std::int64_t exptime = 0) {
+    return set(key, std::string(kValueSize, 'v'), exptime);
+  }
+};
+
+TEST_F(EvictionTest, InsertingBeyondTheLimitEvictsAndStaysBounded) {
+  open(50);
+  for (int i = 0; i < 500; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  const StoreStats s = store_->stats();
+  EXPECT_LE(s.bytes, s.limit_maxbytes);
+  EXPECT_EQ(s.curr_items, 50u);
+  EXPECT_EQ(s.evictions, 450u);
+  EXPECT_EQ(s.evicted_unfetched, 450u);
+  EXPECT_EQ(store_->engine().size(), 50u);
+  EXPECT_TRUE(get(key_n("k", 499))) << "the newest item is never the victim of its own insert";
+}
+
+TEST_F(EvictionTest, ReadItemsGetASecondChance) {
+  open(20);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(get(key_n("k", i)));  // read the first half
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("z", i)), StoreStatus::kStored);
+  // The hand passes k000..k009 (clearing their bits) and evicts unread k010..k014.
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+  for (int i = 10; i < 15; ++i) EXPECT_FALSE(get(key_n("k", i))) << i;
+  for (int i = 15; i < 20; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(get(key_n("z", i))) << i;
+  const StoreStats s = store_->stats();
+  EXPECT_EQ(s.evictions, 5u);
+  EXPECT_EQ(s.evicted_unfetched, 5u);
+}
+
+TEST_F(EvictionTest, WithoutReadsTheHandEvictsInKeyOrder) {
+  open(20);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("z", i)), StoreStatus::kStored);
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(get(key_n("k", i))) << i;
+  for (int i = 5; i < 20; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+}
+
+TEST_F(EvictionTest, ExpiredItemsAreReclaimedBeforeLiveOnesAreEvicted) {
+  open(10);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  for (int i = 5; i < 10; ++i) ASSERT_EQ(fill(key_n("k", i), 10), StoreStatus::kStored);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(get(key_n("k", i)));  // referenced
+  clock_.advance(10);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("z", i)), StoreStatus::kStored);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+  const StoreStats s = store_->stats();
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_EQ(s.reclaimed, 5u);
+  EXPECT_EQ(s.expired_unfetched, 5u);
+}
+
+TEST_F(EvictionTest, NoEvictModeReturnsOutOfMemory) {
+  open(10, /*evict=*/false);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  EXPECT_EQ(fill("z000"), StoreStatus::kOutOfMemory);
+  EXPECT_FALSE(get("z000"));
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+  EXPECT_EQ(store_->stats().evictions, 0u);
+  // Overwriting with a value of the same size needs no new memory.
+  EXPECT_EQ(fill("k003"), StoreStatus::kStored);
+  // Growing operations fail: append is NOT_STORED (memcached), vivify creates nothing.
+  EXPECT_EQ(put("k006", "x", StoreMode::kAppend).status, StoreStatus::kNotStored);
+  EXPECT_EQ(get("k006")->value.size(), kValueSize);
+  ArithmeticRequest vivify;
+  vivify.key = "n001";
+  vivify.vivify_ttl = 0;
+  EXPECT_EQ(store_->arithmetic(vivify).status, StoreStatus::kOutOfMemory);
+  GetRequest mg;
+  mg.key = "m001";
+  mg.vivify_ttl = 10;
+  EXPECT_EQ(store_->get(mg, nullptr).status, StoreStatus::kNotFound);
+  // A set that cannot be stored drops the old value (memcached); its memory is then free.
+  EXPECT_EQ(set("k004", std::string(kValueSize + 1, 'v')), StoreStatus::kOutOfMemory);
+  EXPECT_FALSE(get("k004"));
+  EXPECT_EQ(put("k005", std::string(kValueSize + 1, 'v'), StoreMode::kReplace).status,
+            StoreStatus::kStored);
+  EXPECT_EQ(store_->stats().curr_items, 9u);
+}
+
+TEST_F(EvictionTest, NoEvictModeStillReclaimsExpiredItems) {
+  open(10, /*evict=*/false);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(fill(key_n("k", i), 5), StoreStatus::kStored);
+  clock_.advance(5);
+  EXPECT_EQ(fill("z000"), StoreStatus::kStored);
+  EXPECT_EQ(store_->stats().reclaimed, 1u);
+}
+
+TEST_F(EvictionTest, AnItemLargerThanTheWholeCacheIsOutOfMemory) {
+  open(3);
+  ASSERT_EQ(fill("k000"), StoreStatus::kStored);
+  EXPECT_EQ(set("big", std::string(4 * kRecord, 'b')), StoreStatus::kOutOfMemory);
+  EXPECT_TRUE(get("k000")) << "nothing is evicted for an item that can never fit";
+}
+
+TEST_F(EvictionTest, GrowingOperationsEvictToo) {
+  open(10);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  EXPECT_EQ(put("k009", std::string(kValueSize, 'a'), StoreMode::kAppend).status,
+            StoreStatus::kStored);
+  EXPECT_EQ(get("k009")->value.size(), 2 * kValueSize);
+  const StoreStats s = store_->stats();
+  EXPECT_LE(s.bytes, s.limit_maxbytes);
+  EXPECT_EQ(s.evictions, 1u);
+}
+
+TEST_F(EvictionTest, BytesReturnToZeroWhenEverythingIsDeleted) {
+  open(100);
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  EXPECT_EQ(store_->stats().bytes, 50 * kRecord);
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = key_n("k", i);
+    DeleteRequest d;
+    d.key = key;
+    ASSERT_EQ(store_->remove(d), StoreStatus::kDeleted);
+  }
+  EXPECT_EQ(store_->stats().bytes, 0u);
+  EXPECT_EQ(store_->stats().curr_items, 0u);
+}
+
+}  // namespace
+}  // namespace pmcached::engine::testing

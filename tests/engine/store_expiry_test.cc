@@ -1,0 +1,126 @@
+// Store: memcached expiry rules and flush_all, driven by a ManualClock.
+#include <gtest/gtest.h>
+
+#include "engine/expiry.h"
+#include "tests/engine/store_fixture.h"
+
+namespace pmcached::engine::testing {
+namespace {
+
+constexpr std::int64_t kThirtyDays = 60 * 60 * 24 * 30;
+
+TEST(ExpiryRules, AbsoluteExptimeFollowsMemcachedRealtime) {
+  const std::int64_t now = 1'700'000'000;
+  EXPECT_EQ(to_absolute_exptime(0, now), 0);
+  EXPECT_EQ(to_absolute_exptime(1, now), now + 1);
+  EXPECT_EQ(to_absolute_exptime(kThirtyDays, now), now + kThirtyDays);
+  EXPECT_EQ(to_absolute_exptime(kThirtyDays + 1, now), kThirtyDays + 1);
+  EXPECT_EQ(to_absolute_exptime(now + 5, now), now + 5);
+  EXPECT_TRUE(is_expired(to_absolute_exptime(-1, now), now));
+  EXPECT_TRUE(is_expired(to_absolute_exptime(kThirtyDays + 1, now), now));
+  EXPECT_FALSE(is_expired(0, now));
+  EXPECT_TRUE(is_expired(now, now));
+  EXPECT_FALSE(is_expired(now + 1, now));
+}
+
+TEST_F(StoreTest, StoreAbsoluteExptimeUsesTheClock) {
+  EXPECT_EQ(store_->now(), kStart);
+  EXPECT_EQ(store_->absolute_exptime(10), kStart + 10);
+  clock_.advance(5);
+  EXPECT_EQ(store_->absolute_exptime(10), kStart + 15);
+}
+
+TEST_F(StoreTest, RelativeExptimeExpiresExactlyAtTheBoundary) {
+  ASSERT_EQ(set("k", "v", 10), StoreStatus::kStored);
+  EXPECT_EQ(get("k")->exptime, kStart + 10);
+  clock_.advance(9);
+  EXPECT_TRUE(get("k"));
+  clock_.advance(1);  // exptime == now: expired
+  EXPECT_FALSE(get("k"));
+  const StoreStats s = store_->stats();
+  EXPECT_EQ(s.get_expired, 1u);
+  EXPECT_EQ(s.curr_items, 0u) << "reclaimed lazily by the get";
+  EXPECT_EQ(s.bytes, 0u);
+}
+
+TEST_F(StoreTest, ThirtyDaysIsRelativeAndMoreIsAbsolute) {
+  ASSERT_EQ(set("rel", "v", kThirtyDays), StoreStatus::kStored);
+  EXPECT_EQ(get("rel")->exptime, kStart + kThirtyDays);
+  ASSERT_EQ(set("past", "v", kThirtyDays + 1), StoreStatus::kStored);  // 1970: long past
+  EXPECT_FALSE(get("past"));
+  ASSERT_EQ(set("abs", "v", kStart + 100), StoreStatus::kStored);
+  EXPECT_EQ(get("abs")->exptime, kStart + 100);
+  clock_.set(kStart + 99);
+  EXPECT_TRUE(get("abs"));
+  clock_.set(kStart + 100);
+  EXPECT_FALSE(get("abs"));
+}
+
+TEST_F(StoreTest, NegativeExptimeIsImmediatelyExpired) {
+  ASSERT_EQ(set("k", "old"), StoreStatus::kStored);
+  EXPECT_EQ(set("k", "v", -1), StoreStatus::kStored);
+  EXPECT_FALSE(get("k"));
+  EXPECT_EQ(put("k", "w", StoreMode::kAdd).status, StoreStatus::kStored)
+      << "an expired item does not block add";
+  EXPECT_EQ(*value("k"), "w");
+}
+
+TEST_F(StoreTest, ExpiredItemsAreInvisibleToEveryCommand) {
+  ASSERT_EQ(set("k", "5", 1), StoreStatus::kStored);
+  clock_.advance(1);
+  EXPECT_EQ(put("k", "x", StoreMode::kReplace).status, StoreStatus::kNotStored);
+  EXPECT_EQ(put("k", "x", StoreMode::kAppend).status, StoreStatus::kNotStored);
+  EXPECT_EQ(store_->touch("k", 100), StoreStatus::kNotFound);
+  ArithmeticRequest incr;
+  incr.key = "k";
+  EXPECT_EQ(store_->arithmetic(incr).status, StoreStatus::kNotFound);
+  DeleteRequest d;
+  d.key = "k";
+  EXPECT_EQ(store_->remove(d), StoreStatus::kNotFound);
+}
+
+TEST_F(StoreTest, ImmediateFlushKillsExistingItemsButNotLaterSetsInTheSameSecond) {
+  ASSERT_EQ(set("a", "1"), StoreStatus::kStored);
+  ASSERT_EQ(set("b", "2"), StoreStatus::kStored);
+  store_->flush_all(0);
+  ASSERT_EQ(set("c", "3"), StoreStatus::kStored);  // same second as the flush
+  EXPECT_FALSE(get("a"));
+  EXPECT_FALSE(get("b"));
+  EXPECT_EQ(*value("c"), "3");
+  clock_.advance(1);
+  EXPECT_EQ(*value("c"), "3");
+  EXPECT_EQ(put("a", "new", StoreMode::kAdd).status, StoreStatus::kStored);
+  const StoreStats s = store_->stats();
+  EXPECT_EQ(s.cmd_flush, 1u);
+  EXPECT_EQ(s.get_flushed, 2u);
+}
+
+TEST_F(StoreTest, DelayedFlushInvalidatesOlderItemsWhenTheTimeComes) {
+  ASSERT_EQ(set("early", "1"), StoreStatus::kStored);
+  store_->flush_all(10);  // memcached: items updated at or before now+9 die at now+9
+  clock_.advance(5);
+  ASSERT_EQ(set("middle", "2"), StoreStatus::kStored);
+  clock_.advance(3);  // now+8
+  EXPECT_TRUE(get("early"));
+  EXPECT_TRUE(get("middle"));
+  clock_.advance(1);  // now+9
+  EXPECT_FALSE(get("early"));
+  EXPECT_FALSE(get("middle"));
+  clock_.advance(1);  // now+10
+  ASSERT_EQ(set("late", "3"), StoreStatus::kStored);
+  EXPECT_EQ(*value("late"), "3");
+  clock_.advance(100);
+  EXPECT_EQ(*value("late"), "3");
+}
+
+TEST_F(StoreTest, DelayedFlushDoesNotAffectItemsStoredAfterItsTime) {
+  store_->flush_all(2);
+  clock_.advance(2);
+  ASSERT_EQ(set("after", "x"), StoreStatus::kStored);
+  EXPECT_TRUE(get("after"));
+  clock_.advance(60);
+  EXPECT_TRUE(get("after"));
+}
+
+}  // namespace
+}  // namespace pmcached::engine::testing
