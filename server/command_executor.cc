@@ -1,0 +1,355 @@
+#include "server/command_executor.h"
+
+#include <optional>
+
+#include "server/stats_report.h"
+
+namespace pmcached::server {
+namespace {
+
+using engine::StoreStatus;
+using protocol::Command;
+using protocol::CommandKind;
+using protocol::Outcome;
+using protocol::ReplyWriter;
+
+Outcome to_outcome(StoreStatus status) noexcept {
+  switch (status) {
+    case StoreStatus::kStored: return Outcome::kStored;
+    case StoreStatus::kNotStored: return Outcome::kNotStored;
+    case StoreStatus::kExists: return Outcome::kExists;
+    case StoreStatus::kNotFound: return Outcome::kNotFound;
+    case StoreStatus::kDeleted: return Outcome::kDeleted;
+    case StoreStatus::kTouched: return Outcome::kTouched;
+    case StoreStatus::kHit: return Outcome::kStored;
+    case StoreStatus::kNonNumeric: return Outcome::kNonNumeric;
+    case StoreStatus::kTooLarge: return Outcome::kTooLarge;
+    case StoreStatus::kOutOfMemory: return Outcome::kOutOfMemory;
+  }
+  return Outcome::kNotStored;
+}
+
+// Server errors are sent even with noreply/q; memcached does the same for these.
+bool is_error(StoreStatus status) noexcept {
+  return status == StoreStatus::kTooLarge || status == StoreStatus::kOutOfMemory ||
+         status == StoreStatus::kNonNumeric;
+}
+
+engine::StoreMode classic_mode(CommandKind kind) noexcept {
+  switch (kind) {
+    case CommandKind::kAdd: return engine::StoreMode::kAdd;
+    case CommandKind::kReplace: return engine::StoreMode::kReplace;
+    case CommandKind::kAppend: return engine::StoreMode::kAppend;
+    case CommandKind::kPrepend: return engine::StoreMode::kPrepend;
+    case CommandKind::kCas: return engine::StoreMode::kCas;
+    default: return engine::StoreMode::kSet;
+  }
+}
+
+engine::StoreMode meta_mode(char mode) noexcept {
+  switch (mode) {
+    case 'E': case 'e': return engine::StoreMode::kAdd;
+    case 'A': case 'a': return engine::StoreMode::kAppend;
+    case 'P': case 'p': return engine::StoreMode::kPrepend;
+    case 'R': case 'r': return engine::StoreMode::kReplace;
+    default: return engine::StoreMode::kSet;
+  }
+}
+
+template <typename T>
+std::optional<T> optional_if(bool present, T value) {
+  return present ? std::optional<T>(value) : std::nullopt;
+}
+
+// memcached's per-item header, cas and terminators; `me` reports sizes the way it does.
+constexpr std::size_t kItemOverhead = 48 + 8 + 1 + 2;
+
+// Seconds of TTL left as mg/ma report them: -1 for "never expires".
+std::int64_t remaining_ttl(std::int64_t exptime, std::int64_t now) noexcept {
+  return exptime == 0 ? -1 : exptime - now;
+}
+
+}  // namespace
+
+CommandExecutor::CommandExecutor(ServerContext& context, ThreadStats& thread_stats)
+    : context_(context), thread_stats_(thread_stats) {}
+
+void CommandExecutor::request_shutdown() const {
+  if (context_.request_shutdown) context_.request_shutdown();
+}
+
+AfterCommand CommandExecutor::execute(const Command& command, std::string& out) {
+  ReplyWriter writer(out);
+  engine::Store& store = context_.store;
+  switch (command.kind) {
+    case CommandKind::kGet:
+    case CommandKind::kGets:
+    case CommandKind::kGat:
+    case CommandKind::kGats:
+      retrieve(command, writer);
+      break;
+    case CommandKind::kSet:
+    case CommandKind::kAdd:
+    case CommandKind::kReplace:
+    case CommandKind::kAppend:
+    case CommandKind::kPrepend:
+    case CommandKind::kCas:
+      this->store(command, writer);
+      break;
+    case CommandKind::kDelete: {
+      engine::DeleteRequest request;
+      request.key = command.key;
+      const StoreStatus status = store.remove(request);
+      if (!command.noreply) writer.outcome(to_outcome(status));
+      break;
+    }
+    case CommandKind::kIncr:
+    case CommandKind::kDecr:
+      arithmetic(command, writer);
+      break;
+    case CommandKind::kTouch: {
+      const StoreStatus status = store.touch(command.key, command.exptime);
+      if (!command.noreply) writer.outcome(to_outcome(status));
+      break;
+    }
+    case CommandKind::kFlushAll:
+      store.flush_all(command.delay);
+      if (!command.noreply) writer.raw(protocol::reply::kOk);
+      break;
+    case CommandKind::kStats:
+      stats(command, writer);
+      break;
+    case CommandKind::kVersion:
+      writer.version(kVersionText);
+      break;
+    case CommandKind::kVerbosity:
+      context_.verbosity.store(static_cast<int>(command.verbosity));
+      if (!command.noreply) writer.raw(protocol::reply::kOk);
+      break;
+    case CommandKind::kQuit:
+      return AfterCommand::kClose;
+    case CommandKind::kShutdown:
+      if (!context_.options.enable_shutdown) {
+        writer.raw(protocol::reply::kShutdownDisabled);
+        break;
+      }
+      // The argument is in `key`: none, or "graceful" (both drain connections here).
+      if (!command.key.empty() && command.key != "graceful") {
+        writer.raw("CLIENT_ERROR invalid shutdown mode\r\n");
+        break;
+      }
+      return AfterCommand::kShutdown;
+    case CommandKind::kMetaGet:
+      meta_get(command, writer);
+      break;
+    case CommandKind::kMetaSet:
+      meta_set(command, writer);
+      break;
+    case CommandKind::kMetaDelete:
+      meta_delete(command, writer);
+      break;
+    case CommandKind::kMetaArithmetic:
+      meta_arithmetic(command, writer);
+      break;
+    case CommandKind::kMetaNoop:
+      thread_stats_.add(thread_stats_.cmd_meta, 1);
+      writer.raw(protocol::reply::kMetaNoop);
+      break;
+    case CommandKind::kMetaDebug:
+      meta_debug(command, writer);
+      break;
+  }
+  return AfterCommand::kContinue;
+}
+
+void CommandExecutor::retrieve(const Command& command, ReplyWriter& writer) {
+  const bool with_cas = command.kind == CommandKind::kGets || command.kind == CommandKind::kGats;
+  const bool touch = command.kind == CommandKind::kGat || command.kind == CommandKind::kGats;
+  engine::GetRequest request;
+  if (touch) request.touch_exptime = command.exptime;
+  for (std::string_view key : command.keys) {
+    request.key = key;
+    (void)context_.store.get(request, [&](const engine::ItemView& item) {
+      if (with_cas) {
+        writer.value_with_cas(item.key, item.client_flags, item.value, item.cas);
+      } else {
+        writer.value(item.key, item.client_flags, item.value);
+      }
+    });
+  }
+  writer.end();
+}
+
+void CommandExecutor::store(const Command& command, ReplyWriter& writer) {
+  engine::StoreRequest request;
+  request.mode = classic_mode(command.kind);
+  request.key = command.key;
+  request.value = command.data;
+  request.client_flags = command.client_flags;
+  request.exptime = command.exptime;
+  request.compare_cas = command.cas_unique;
+  const engine::StoreOutcome result = context_.store.store(request);
+  if (!command.noreply) writer.outcome(to_outcome(result.status));
+}
+
+void CommandExecutor::arithmetic(const Command& command, ReplyWriter& writer) {
+  engine::ArithmeticRequest request;
+  request.key = command.key;
+  request.mode = command.kind == CommandKind::kIncr ? engine::ArithmeticMode::kIncr
+                                                    : engine::ArithmeticMode::kDecr;
+  request.delta = command.delta;
+  const engine::ArithmeticOutcome result = context_.store.arithmetic(request);
+  if (command.noreply) return;
+  if (result.status == StoreStatus::kStored) {
+    writer.number(result.value);
+  } else {
+    writer.outcome(to_outcome(result.status));
+  }
+}
+
+void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
+  thread_stats_.add(thread_stats_.cmd_meta, 1);
+  const protocol::MetaFlags& flags = command.meta;
+  engine::GetRequest request;
+  request.key = command.key;
+  request.touch_exptime = optional_if(flags.has_ttl, flags.ttl);
+  request.bump = !flags.no_bump;
+  request.vivify_ttl = optional_if(flags.has_vivify, flags.vivify_ttl);
+  request.recache_below = optional_if(flags.has_recache, flags.recache_ttl);
+  request.new_cas = optional_if(flags.has_new_cas, flags.new_cas);
+
+  const std::int64_t now = context_.store.now();
+  protocol::MetaItem meta;
+  const engine::GetOutcome outcome = context_.store.get(request, [&](const engine::ItemView& item) {
+    if (flags.return_value) scratch_.assign(item.value);
+    meta.client_flags = item.client_flags;
+    meta.cas = item.cas;
+    meta.ttl = remaining_ttl(item.exptime, now);
+    meta.last_access_age = now - item.last_access;
+    meta.hit_before = item.fetched;
+    meta.size = item.value.size();
+  });
+  meta.key = command.key;
+  if (outcome.status != StoreStatus::kHit) {
+    if (!flags.quiet) writer.meta_get_miss(flags, command.key);
+    return;
+  }
+  meta.value = flags.return_value ? std::string_view(scratch_) : std::string_view();
+  meta.won = outcome.won;
+  meta.stale = outcome.stale;
+  meta.token_sent = outcome.token_sent;
+  writer.meta_get_hit(flags, meta);
+}
+
+void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
+  thread_stats_.add(thread_stats_.cmd_meta, 1);
+  const protocol::MetaFlags& flags = command.meta;
+  engine::StoreRequest request;
+  request.mode = meta_mode(flags.mode);
+  request.key = command.key;
+  request.value = command.data;
+  request.client_flags = flags.client_flags;
+  request.exptime = flags.has_ttl ? flags.ttl : 0;
+  request.compare_cas = flags.has_compare_cas ? flags.compare_cas : 0;
+  request.new_cas = optional_if(flags.has_new_cas, flags.new_cas);
+  request.invalidate = flags.invalidate;
+  request.vivify_ttl = optional_if(flags.has_vivify, flags.vivify_ttl);
+  const engine::StoreOutcome result = context_.store.store(request);
+  if (is_error(result.status)) {
+    writer.outcome(to_outcome(result.status));
+    return;
+  }
+  if (flags.quiet && result.status == StoreStatus::kStored) return;
+  protocol::MetaItem meta;
+  meta.key = command.key;
+  meta.cas = result.cas;
+  meta.size = result.status == StoreStatus::kStored ? result.value_size : command.data.size();
+  writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta, true);
+}
+
+void CommandExecutor::meta_delete(const Command& command, ReplyWriter& writer) {
+  thread_stats_.add(thread_stats_.cmd_meta, 1);
+  const protocol::MetaFlags& flags = command.meta;
+  engine::DeleteRequest request;
+  request.key = command.key;
+  request.compare_cas = flags.has_compare_cas ? flags.compare_cas : 0;
+  request.new_cas = optional_if(flags.has_new_cas, flags.new_cas);
+  request.invalidate = flags.invalidate;
+  request.exptime = optional_if(flags.has_ttl && flags.invalidate, flags.ttl);
+  request.drop_value = flags.drop_value;
+  const StoreStatus status = context_.store.remove(request);
+  if (flags.quiet && status == StoreStatus::kDeleted) return;
+  protocol::MetaItem meta;
+  meta.key = command.key;
+  writer.meta_status(protocol::meta_code(to_outcome(status)), flags, meta, false);
+}
+
+void CommandExecutor::meta_arithmetic(const Command& command, ReplyWriter& writer) {
+  thread_stats_.add(thread_stats_.cmd_meta, 1);
+  const protocol::MetaFlags& flags = command.meta;
+  engine::ArithmeticRequest request;
+  request.key = command.key;
+  request.mode = (flags.mode == 'D' || flags.mode == 'd' || flags.mode == '-')
+                     ? engine::ArithmeticMode::kDecr
+                     : engine::ArithmeticMode::kIncr;
+  request.delta = flags.has_delta ? flags.delta : 1;
+  request.compare_cas = flags.has_compare_cas ? flags.compare_cas : 0;
+  request.new_cas = optional_if(flags.has_new_cas, flags.new_cas);
+  request.vivify_ttl = optional_if(flags.has_vivify, flags.vivify_ttl);
+  request.initial = flags.has_initial ? flags.initial : 0;
+  request.touch_exptime = optional_if(flags.has_ttl, flags.ttl);
+  const engine::ArithmeticOutcome result = context_.store.arithmetic(request);
+
+  if (result.status == StoreStatus::kNonNumeric) {
+    writer.outcome(Outcome::kNonNumeric);
+    return;
+  }
+  if (result.status == StoreStatus::kTooLarge || result.status == StoreStatus::kOutOfMemory) {
+    writer.raw("SERVER_ERROR out of memory\r\n");
+    return;
+  }
+  protocol::MetaItem meta;
+  meta.key = command.key;
+  if (result.status != StoreStatus::kStored) {
+    writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta, false);
+    return;
+  }
+  if (flags.quiet) return;
+  meta.cas = result.cas;
+  meta.ttl = remaining_ttl(result.exptime, context_.store.now());
+  if (flags.return_value) {
+    scratch_ = std::to_string(result.value);
+    meta.value = scratch_;
+    writer.meta_value(flags, meta);
+  } else {
+    writer.meta_status("HD", flags, meta, true);
+  }
+}
+
+void CommandExecutor::meta_debug(const Command& command, ReplyWriter& writer) {
+  thread_stats_.add(thread_stats_.cmd_meta, 1);
+  const std::int64_t now = context_.store.now();
+  engine::GetRequest request;
+  request.key = command.key;
+  request.bump = false;
+  protocol::MetaItem meta;
+  std::size_t total_size = 0;
+  const engine::GetOutcome outcome = context_.store.get(request, [&](const engine::ItemView& item) {
+    meta.cas = item.cas;
+    meta.ttl = remaining_ttl(item.exptime, now);
+    meta.last_access_age = now - item.last_access;
+    meta.hit_before = item.fetched;
+    total_size = kItemOverhead + item.key.size() + item.value.size();
+  });
+  if (outcome.status != StoreStatus::kHit) {
+    writer.raw(protocol::reply::kMetaMiss);
+    return;
+  }
+  writer.meta_debug(command.key, command.meta.base64_key, meta, total_size);
+}
+
+void CommandExecutor::stats(const Command& command, ReplyWriter& writer) {
+  write_stats(context_, command.stats_group, writer);
+}
+
+}  // namespace pmcached::server

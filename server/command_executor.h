@@ -1,0 +1,61 @@
+// CommandExecutor: runs one parsed command against the store and appends its reply.
+//
+// This is where protocol meets storage: a Command goes in, the store's neutral outcome is
+// turned into wire text by protocol::ReplyWriter. No I/O, so it is unit-tested directly.
+//
+// Thread safety: one executor per worker thread (it owns a scratch buffer and writes its
+// thread's counters); the store and ServerContext it refers to are shared and thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "config/options.h"
+#include "engine/store.h"
+#include "protocol/command.h"
+#include "protocol/reply_writer.h"
+#include "server/server_stats.h"
+
+namespace pmcached::server {
+
+// State shared by all executors of one server.
+struct ServerContext {
+  engine::Store& store;
+  ServerStats& stats;
+  const config::Options& options;
+  std::int64_t started_at = 0;             // Unix seconds
+  std::function<void()> request_shutdown;  // `shutdown` with -A
+  std::atomic<int> verbosity{0};
+};
+
+// What the connection does after a command.
+enum class AfterCommand : std::uint8_t { kContinue, kClose, kShutdown };
+
+class CommandExecutor {
+ public:
+  CommandExecutor(ServerContext& context, ThreadStats& thread_stats);
+
+  // Executes `command`, appending its reply (if any) to `out`.
+  AfterCommand execute(const protocol::Command& command, std::string& out);
+
+  // Asks the server to shut down (the `shutdown` command, once its reply is queued).
+  void request_shutdown() const;
+
+ private:
+  void retrieve(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void store(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void meta_get(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void meta_set(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void meta_delete(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void meta_arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void meta_debug(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void stats(const protocol::Command& command, protocol::ReplyWriter& writer);
+
+  ServerContext& context_;
+  ThreadStats& thread_stats_;
+  std::string scratch_;  // reused copy of a value for meta replies
+};
+
+}  // namespace pmcached::server

@@ -1,0 +1,181 @@
+#include "server/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <cstring>
+
+#include "server/connection_manager.h"
+
+namespace pmcached::server {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Reads never ask for less than this, so small pipelined commands arrive in few syscalls.
+constexpr std::size_t kMinReadSize = 4u << 10;
+// Room for a command line in front of the largest data block.
+constexpr std::size_t kLineAllowance = 64u << 10;
+
+}  // namespace
+
+Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
+                       ThreadStats& thread_stats, ConnectionManager& manager,
+                       const protocol::ParserLimits& limits)
+    : socket_(std::move(socket)),
+      executor_(executor),
+      thread_stats_(thread_stats),
+      manager_(manager),
+      parser_(limits),
+      max_input_(std::max(limits.item_size_max + kLineAllowance,
+                          limits.max_get_line_length + kLineAllowance)),
+      input_(kInitialInputSize) {}
+
+void Connection::start() { read_more(); }
+
+void Connection::stop() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    if (self->closed_) return;
+    self->input_closed_ = true;
+    boost::system::error_code ignored;
+    // Wakes a pending read with EOF; replies to commands already received still go out.
+    self->socket_.shutdown(asio::ip::tcp::socket::shutdown_receive, ignored);
+    if (!self->reading_ && !self->writing_) self->close();
+  });
+}
+
+void Connection::make_room_for_input() {
+  if (input_begin_ == input_end_) {
+    input_begin_ = input_end_ = 0;
+    // Give back the memory of an earlier large request.
+    if (input_.size() > 4 * kInitialInputSize) {
+      input_.resize(kInitialInputSize);
+      input_.shrink_to_fit();
+    }
+  }
+  if (input_.size() - input_end_ >= kMinReadSize) return;
+  if (input_begin_ > 0) {
+    std::memmove(input_.data(), input_.data() + input_begin_, input_end_ - input_begin_);
+    input_end_ -= input_begin_;
+    input_begin_ = 0;
+  }
+  if (input_.size() - input_end_ < kMinReadSize && input_.size() < max_input_) {
+    input_.resize(std::min(max_input_, input_.size() * 2));
+  }
+}
+
+void Connection::read_more() {
+  if (reading_ || input_closed_ || close_after_write_ || closed_) return;
+  if (pending_.size() >= kOutputHighWater) return;  // back-pressure: wait for the write
+  make_room_for_input();
+  if (input_end_ == input_.size()) {
+    // The parser wants more than the largest request we accept; memcached gives up too.
+    spdlog::debug("connection input limit reached; closing");
+    pending_.append("SERVER_ERROR out of memory reading request\r\n");
+    close_after_write_ = true;
+    write_pending();
+    return;
+  }
+  reading_ = true;
+  socket_.async_read_some(
+      asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
+      [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
+        self->on_read(error, bytes);
+      });
+}
+
+void Connection::on_read(const boost::system::error_code& error, std::size_t bytes) {
+  reading_ = false;
+  if (closed_) return;
+  if (error) {
+    // EOF or reset: answer what was received (as memcached does for `printf ... | nc`).
+    input_closed_ = true;
+  } else {
+    input_end_ += bytes;
+    thread_stats_.add(thread_stats_.bytes_read, bytes);
+  }
+  process_input();
+}
+
+void Connection::process_input() {
+  while (!close_after_write_ && pending_.size() < kOutputHighWater) {
+    const protocol::ParseResult result = parser_.parse(unparsed(), command_);
+    if (result.status == protocol::ParseStatus::kNeedMore) break;
+    input_begin_ += result.consumed;
+    switch (result.status) {
+      case protocol::ParseStatus::kComplete:
+        switch (executor_.execute(command_, pending_)) {
+          case AfterCommand::kContinue:
+            break;
+          case AfterCommand::kClose:
+            close_after_write_ = true;
+            break;
+          case AfterCommand::kShutdown:
+            close_after_write_ = true;
+            executor_.request_shutdown();
+            break;
+        }
+        break;
+      case protocol::ParseStatus::kError:
+        pending_.append(result.error_reply);
+        if (result.close_connection) close_after_write_ = true;
+        break;
+      case protocol::ParseStatus::kSkipped:
+      case protocol::ParseStatus::kNeedMore:
+        break;
+    }
+  }
+  if (pending_.size() >= kOutputHighWater) {
+    thread_stats_.add(thread_stats_.conn_yields, 1);
+  }
+  write_pending();
+  if (input_closed_ && !writing_ && pending_.empty()) {
+    close();
+    return;
+  }
+  read_more();
+}
+
+void Connection::write_pending() {
+  if (writing_ || closed_) return;
+  if (pending_.empty()) {
+    if (close_after_write_) close();
+    return;
+  }
+  writing_ = true;
+  sending_.swap(pending_);
+  pending_.clear();
+  asio::async_write(
+      socket_, asio::buffer(sending_),
+      [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
+        self->on_write(error, bytes);
+      });
+}
+
+void Connection::on_write(const boost::system::error_code& error, std::size_t bytes) {
+  writing_ = false;
+  if (closed_) return;
+  if (error) {
+    close();
+    return;
+  }
+  thread_stats_.add(thread_stats_.bytes_written, bytes);
+  sending_.clear();
+  if (sending_.capacity() > 4 * kOutputHighWater) sending_.shrink_to_fit();
+  // Input left unparsed by back-pressure can be processed now.
+  process_input();
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  manager_.remove(shared_from_this());
+}
+
+}  // namespace pmcached::server

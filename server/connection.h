@@ -1,0 +1,77 @@
+// Connection: one client socket, its input buffer, parser, and pending replies.
+//
+// The connection reads into a contiguous buffer, parses and executes every complete command
+// in it (memcached clients pipeline), and batches the replies of one read into a single
+// write. While a write is in flight, new replies collect in a second buffer; once that
+// buffer passes kOutputHighWater the connection stops parsing and reading until the write
+// completes, so a client that never reads cannot make the server buffer without bound.
+//
+// Lifetime: owned by shared_ptrs captured in every pending handler and by the
+// ConnectionManager. Thread safety: a connection lives on one worker's io_context (one
+// thread); stop() may be called from any thread and posts to that context.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/command.h"
+#include "protocol/parser.h"
+#include "server/command_executor.h"
+
+namespace pmcached::server {
+
+class ConnectionManager;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // Replies pending beyond this pause parsing and reading until the socket drains.
+  static constexpr std::size_t kOutputHighWater = 1u << 20;
+  static constexpr std::size_t kInitialInputSize = 16u << 10;
+
+  Connection(boost::asio::ip::tcp::socket socket, CommandExecutor& executor,
+             ThreadStats& thread_stats, ConnectionManager& manager,
+             const protocol::ParserLimits& limits);
+
+  void start();
+
+  // Stops reading new commands; replies to what was already received, then closes.
+  void stop();
+
+ private:
+  void read_more();
+  void on_read(const boost::system::error_code& error, std::size_t bytes);
+  void process_input();
+  void write_pending();
+  void on_write(const boost::system::error_code& error, std::size_t bytes);
+  void make_room_for_input();
+  void close();
+
+  [[nodiscard]] std::string_view unparsed() const noexcept {
+    return {input_.data() + input_begin_, input_end_ - input_begin_};
+  }
+
+  boost::asio::ip::tcp::socket socket_;
+  CommandExecutor& executor_;
+  ThreadStats& thread_stats_;
+  ConnectionManager& manager_;
+  protocol::Parser parser_;
+  protocol::Command command_;
+  std::size_t max_input_;
+
+  std::vector<char> input_;
+  std::size_t input_begin_ = 0;  // first unparsed byte
+  std::size_t input_end_ = 0;    // one past the last received byte
+  std::string pending_;          // replies not yet handed to the socket
+  std::string sending_;          // replies of the write in flight
+
+  bool reading_ = false;
+  bool writing_ = false;
+  bool input_closed_ = false;    // peer sent EOF, or stop() was called
+  bool close_after_write_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace pmcached::server

@@ -1,0 +1,147 @@
+#include "server/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <csignal>
+#include <optional>
+
+#include "server/connection.h"
+
+namespace pmcached::server {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+// How long connections get to answer what they received once a shutdown begins.
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
+
+}  // namespace
+
+struct Server::Worker {
+  Worker(ServerContext& context, ThreadStats& thread_stats)
+      : work(asio::make_work_guard(io)), executor(context, thread_stats), stats(thread_stats) {}
+
+  asio::io_context io{1};  // one thread per context: no internal locking needed
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  CommandExecutor executor;
+  ThreadStats& stats;
+};
+
+Server::Server(const config::Options& options, engine::Store& store)
+    : options_(options),
+      stats_(options.threads),
+      context_{store, stats_, options, store.now(), {}, {}},
+      listener_context_(1),
+      acceptor_(listener_context_),
+      signals_(listener_context_, SIGINT, SIGTERM),
+      drain_deadline_(listener_context_),
+      connections_(options.max_connections, stats_) {
+  context_.verbosity = options.verbosity;
+  context_.request_shutdown = [this] { stop(); };
+  limits_.item_size_max = options.item_size_max;
+
+  const tcp::endpoint endpoint(asio::ip::make_address(options.listen_address), options.port);
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(tcp::acceptor::reuse_address(true));
+  acceptor_.bind(endpoint);
+  acceptor_.listen(1024);
+  port_ = acceptor_.local_endpoint().port();
+
+  for (unsigned i = 0; i < options.threads; ++i) {
+    workers_.push_back(std::make_unique<Worker>(context_, stats_.thread(i)));
+  }
+}
+
+Server::~Server() {
+  for (auto& worker : workers_) worker->io.stop();
+  for (auto& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+  // Connections hold sockets of the workers' io_contexts: drop them first.
+  connections_.forget_all();
+  workers_.clear();
+}
+
+void Server::run() {
+  std::signal(SIGPIPE, SIG_IGN);
+  signals_.async_wait([this](const boost::system::error_code& error, int signal) {
+    if (error) return;
+    spdlog::info("received signal {}; shutting down", signal);
+    on_stop();
+  });
+  for (auto& worker : workers_) {
+    threads_.emplace_back([this, &io = worker->io] {
+      io.run();
+      // The last worker to finish ends the drain wait, so run() can return.
+      asio::post(listener_context_, [this] {
+        if (++finished_workers_ == workers_.size()) drain_deadline_.cancel();
+      });
+    });
+  }
+  accept_next();
+  listener_context_.run();
+  for (auto& thread : threads_) thread.join();
+  threads_.clear();
+  spdlog::info("all connections closed");
+}
+
+void Server::stop() {
+  asio::post(listener_context_, [this] { on_stop(); });
+}
+
+void Server::on_stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  signals_.cancel(ignored);
+  connections_.stop_all();
+  // Workers leave run() once their last connection has closed.
+  for (auto& worker : workers_) worker->work.reset();
+  drain_deadline_.expires_after(kDrainTimeout);
+  drain_deadline_.async_wait([this](const boost::system::error_code& error) {
+    if (error) return;
+    spdlog::warn("connections did not drain within {}s; closing them",
+                 std::chrono::duration_cast<std::chrono::seconds>(kDrainTimeout).count());
+    for (auto& worker : workers_) worker->io.stop();
+  });
+}
+
+void Server::accept_next() {
+  Worker& worker = *workers_[next_worker_];
+  next_worker_ = (next_worker_ + 1) % workers_.size();
+  acceptor_.async_accept(worker.io, [this, &worker](const boost::system::error_code& error,
+                                                    tcp::socket socket) {
+    if (error) {
+      if (error == asio::error::operation_aborted || stopping_) return;
+      // Out of file descriptors and the like: log, and keep accepting.
+      spdlog::warn("accept failed: {}", error.message());
+      accept_next();
+      return;
+    }
+    if (!connections_.try_reserve()) {
+      // memcached's maxconns_fast behaviour: tell the client and close at once.
+      stats_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+      boost::system::error_code ignored;
+      asio::write(socket, asio::buffer(protocol::reply::kTooManyConnections), ignored);
+      socket.close(ignored);
+      accept_next();
+      return;
+    }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    auto connection = std::make_shared<Connection>(std::move(socket), worker.executor,
+                                                   worker.stats, connections_, limits_);
+    connections_.add(connection);
+    asio::post(worker.io, [connection] { connection->start(); });
+    accept_next();
+  });
+}
+
+}  // namespace pmcached::server

@@ -1,0 +1,70 @@
+// Server: the listener, the worker threads and graceful shutdown.
+//
+// One io_context per worker thread (-t); each accepted connection lives on one worker,
+// chosen round-robin, so a connection's handlers never run concurrently. The listener
+// and the signal handling run on the thread that calls run(). SIGINT/SIGTERM (or the
+// `shutdown` command with -A) stop accepting, let every connection answer what it has
+// received, then return from run() so the caller can close the store cleanly.
+//
+// Thread safety: construct and run() from one thread; stop() is safe from any thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "config/options.h"
+#include "engine/store.h"
+#include "protocol/parser.h"
+#include "server/command_executor.h"
+#include "server/connection_manager.h"
+#include "server/server_stats.h"
+
+namespace pmcached::server {
+
+class Server {
+ public:
+  // Binds the listener; throws std::system_error if the address cannot be used.
+  Server(const config::Options& options, engine::Store& store);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The bound port (useful with -p 0).
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+
+  // Serves until stop() or a signal; then drains connections and joins the workers.
+  void run();
+
+  // Begins a graceful stop. Thread-safe and idempotent.
+  void stop();
+
+ private:
+  struct Worker;
+
+  void accept_next();
+  void on_stop();
+
+  const config::Options& options_;
+  ServerStats stats_;
+  ServerContext context_;
+  boost::asio::io_context listener_context_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer drain_deadline_;
+  ConnectionManager connections_;
+  protocol::ParserLimits limits_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+  std::size_t next_worker_ = 0;
+  std::size_t finished_workers_ = 0;
+  std::uint16_t port_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace pmcached::server

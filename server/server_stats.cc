@@ -1,0 +1,36 @@
+#include "server/server_stats.h"
+
+namespace pmcached::server {
+
+ServerStats::ServerStats(std::size_t threads)
+    : threads_(std::make_unique<ThreadStats[]>(threads)), thread_count_(threads) {}
+
+StatsTotals ServerStats::totals() const noexcept {
+  StatsTotals t;
+  for (std::size_t i = 0; i < thread_count_; ++i) {
+    const ThreadStats& s = threads_[i];
+    t.bytes_read += s.bytes_read.load(std::memory_order_relaxed);
+    t.bytes_written += s.bytes_written.load(std::memory_order_relaxed);
+    t.cmd_meta += s.cmd_meta.load(std::memory_order_relaxed);
+    t.conn_yields += s.conn_yields.load(std::memory_order_relaxed);
+  }
+  t.curr_connections = curr_connections.load(std::memory_order_relaxed);
+  t.total_connections = total_connections.load(std::memory_order_relaxed);
+  t.rejected_connections = rejected_connections.load(std::memory_order_relaxed);
+  return t;
+}
+
+// `stats reset` clears the traffic counters; like memcached it keeps curr_connections.
+void ServerStats::reset() noexcept {
+  for (std::size_t i = 0; i < thread_count_; ++i) {
+    ThreadStats& s = threads_[i];
+    s.bytes_read.store(0, std::memory_order_relaxed);
+    s.bytes_written.store(0, std::memory_order_relaxed);
+    s.cmd_meta.store(0, std::memory_order_relaxed);
+    s.conn_yields.store(0, std::memory_order_relaxed);
+  }
+  total_connections.store(0, std::memory_order_relaxed);
+  rejected_connections.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace pmcached::server

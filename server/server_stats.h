@@ -1,0 +1,52 @@
+// ServerStats: connection and traffic counters of the server (item counters live in the store).
+//
+// Thread safety: each worker thread writes only its own ThreadStats (relaxed atomics, one
+// cache line each, so workers never contend); any thread may read totals() at any time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace pmcached::server {
+
+struct alignas(64) ThreadStats {
+  std::atomic<std::uint64_t> bytes_read{0};
+  std::atomic<std::uint64_t> bytes_written{0};
+  std::atomic<std::uint64_t> cmd_meta{0};
+  std::atomic<std::uint64_t> conn_yields{0};
+
+  void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+};
+
+struct StatsTotals {
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t cmd_meta = 0;
+  std::uint64_t conn_yields = 0;
+  std::uint64_t curr_connections = 0;
+  std::uint64_t total_connections = 0;
+  std::uint64_t rejected_connections = 0;
+};
+
+class ServerStats {
+ public:
+  explicit ServerStats(std::size_t threads);
+
+  [[nodiscard]] ThreadStats& thread(std::size_t index) noexcept { return threads_[index]; }
+  [[nodiscard]] StatsTotals totals() const noexcept;
+  void reset() noexcept;
+
+  std::atomic<std::uint64_t> curr_connections{0};
+  std::atomic<std::uint64_t> total_connections{0};
+  std::atomic<std::uint64_t> rejected_connections{0};
+
+ private:
+  std::unique_ptr<ThreadStats[]> threads_;
+  std::size_t thread_count_;
+};
+
+}  // namespace pmcached::server

@@ -1,0 +1,142 @@
+#include "server/stats_report.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#include "server/command_executor.h"
+
+namespace pmcached::server {
+namespace {
+
+double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+
+void write_general(ServerContext& context, protocol::ReplyWriter& w) {
+  const engine::StoreStats s = context.store.stats();
+  const StatsTotals t = context.stats.totals();
+  const std::int64_t now = context.store.now();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const config::Options& o = context.options;
+
+  w.stat("pid", static_cast<std::int64_t>(getpid()));
+  w.stat("uptime", now - context.started_at);
+  w.stat("time", now);
+  w.stat("version", kVersionText);
+  w.stat("pointer_size", static_cast<std::uint64_t>(sizeof(void*) * 8));
+  w.stat("rusage_user", seconds(usage.ru_utime));
+  w.stat("rusage_system", seconds(usage.ru_stime));
+  w.stat("max_connections", static_cast<std::uint64_t>(o.max_connections));
+  w.stat("curr_connections", t.curr_connections);
+  w.stat("total_connections", t.total_connections);
+  w.stat("rejected_connections", t.rejected_connections);
+  w.stat("cmd_get", s.cmd_get);
+  w.stat("cmd_set", s.cmd_set);
+  w.stat("cmd_flush", s.cmd_flush);
+  w.stat("cmd_touch", s.cmd_touch);
+  w.stat("cmd_meta", t.cmd_meta);
+  w.stat("get_hits", s.get_hits);
+  w.stat("get_misses", s.get_misses);
+  w.stat("get_expired", s.get_expired);
+  w.stat("get_flushed", s.get_flushed);
+  w.stat("delete_misses", s.delete_misses);
+  w.stat("delete_hits", s.delete_hits);
+  w.stat("incr_misses", s.incr_misses);
+  w.stat("incr_hits", s.incr_hits);
+  w.stat("decr_misses", s.decr_misses);
+  w.stat("decr_hits", s.decr_hits);
+  w.stat("cas_misses", s.cas_misses);
+  w.stat("cas_hits", s.cas_hits);
+  w.stat("cas_badval", s.cas_badval);
+  w.stat("touch_hits", s.touch_hits);
+  w.stat("touch_misses", s.touch_misses);
+  w.stat("bytes_read", t.bytes_read);
+  w.stat("bytes_written", t.bytes_written);
+  w.stat("limit_maxbytes", s.limit_maxbytes);
+  w.stat("accepting_conns", std::uint64_t{1});
+  w.stat("threads", static_cast<std::uint64_t>(o.threads));
+  w.stat("conn_yields", t.conn_yields);
+  w.stat("bytes", s.bytes);
+  w.stat("curr_items", s.curr_items);
+  w.stat("total_items", s.total_items);
+  w.stat("expired_unfetched", s.expired_unfetched);
+  w.stat("evicted_unfetched", s.evicted_unfetched);
+  w.stat("evictions", s.evictions);
+  w.stat("reclaimed", s.reclaimed);
+  w.stat("engine", context.store.engine().name());
+  w.stat("engine_persistent",
+         std::string_view(context.store.engine().capabilities().persistent ? "yes" : "no"));
+}
+
+void write_settings(ServerContext& context, protocol::ReplyWriter& w) {
+  const config::Options& o = context.options;
+  w.stat("maxbytes", static_cast<std::uint64_t>(o.memory_limit_mb) << 20);
+  w.stat("maxconns", static_cast<std::uint64_t>(o.max_connections));
+  w.stat("tcpport", static_cast<std::uint64_t>(o.port));
+  w.stat("udpport", std::uint64_t{0});
+  w.stat("inter", std::string_view(o.listen_address));
+  w.stat("verbosity", static_cast<std::int64_t>(context.verbosity.load()));
+  w.stat("evictions", std::string_view(o.no_evict ? "off" : "on"));
+  w.stat("num_threads", static_cast<std::uint64_t>(o.threads));
+  w.stat("cas_enabled", std::string_view("yes"));
+  w.stat("item_size_max", static_cast<std::uint64_t>(o.item_size_max));
+  w.stat("maxconns_fast", std::string_view("yes"));
+  w.stat("shutdown_command", std::string_view(o.enable_shutdown ? "yes" : "no"));
+  w.stat("flush_enabled", std::string_view("yes"));
+  w.stat("engine", std::string_view(o.engine));
+  w.stat("pool", std::string_view(o.pool_path));
+}
+
+// pmcached has one item class; report it as memcached's slab class 1.
+void write_items(ServerContext& context, protocol::ReplyWriter& w) {
+  const engine::StoreStats s = context.store.stats();
+  if (s.curr_items == 0) return;
+  w.stat("items:1:number", s.curr_items);
+  w.stat("items:1:evicted", s.evictions);
+  w.stat("items:1:evicted_unfetched", s.evicted_unfetched);
+  w.stat("items:1:expired_unfetched", s.expired_unfetched);
+  w.stat("items:1:reclaimed", s.reclaimed);
+}
+
+void write_slabs(ServerContext& context, protocol::ReplyWriter& w) {
+  const engine::StoreStats s = context.store.stats();
+  w.stat("active_slabs", std::uint64_t{s.curr_items > 0 ? 1u : 0u});
+  w.stat("total_malloced", s.bytes);
+}
+
+void write_engine(ServerContext& context, protocol::ReplyWriter& w) {
+  const engine::IndexEngine& engine = context.store.engine();
+  w.stat("engine", engine.name());
+  for (const engine::EngineStat& stat : engine.stats()) w.stat(stat.name, stat.value);
+}
+
+}  // namespace
+
+void write_stats(ServerContext& context, std::string_view group, protocol::ReplyWriter& w) {
+  if (group.empty()) {
+    write_general(context, w);
+  } else if (group == "settings") {
+    write_settings(context, w);
+  } else if (group == "items") {
+    write_items(context, w);
+  } else if (group == "slabs") {
+    write_slabs(context, w);
+  } else if (group == "engine") {
+    write_engine(context, w);
+  } else if (group == "reset") {
+    context.store.reset_stats();
+    context.stats.reset();
+    w.raw(protocol::reply::kReset);
+    return;
+  } else if (group == "detail" || group.starts_with("detail ")) {
+    w.raw("CLIENT_ERROR usage: stats detail on|off|dump\r\n");
+    return;
+  } else {
+    w.raw(protocol::reply::kError);
+    return;
+  }
+  w.end();
+}
+
+}  // namespace pmcached::server
