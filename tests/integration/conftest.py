@@ -1,0 +1,356 @@
+"""Fixtures for pmcached's end-to-end tests: start a real server binary, talk to it over TCP.
+
+The server under test is a command line taken from `--server` or the PMCACHED_SERVER environment
+variable, e.g. "/path/to/pmcached --engine dram" or "/usr/bin/memcached -U 0". The fixtures add
+`-p PORT -l 127.0.0.1` and any per-test flags (memcached's flag names: -c, -I, -A, -m, -t).
+The differential test also starts a reference server, `--reference-server` or PMCACHED_REFERENCE
+(default "/usr/bin/memcached -U 0").
+
+Everything here waits on conditions with deadlines; nothing sleeps to synchronise.
+"""
+
+import errno
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+HOST = "127.0.0.1"
+DEFAULT_REFERENCE = "/usr/bin/memcached -U 0"
+START_DEADLINE_S = 20.0  # generous: sanitizer builds start slowly
+STOP_DEADLINE_S = 10.0
+IO_DEADLINE_S = 10.0
+
+
+def pytest_addoption(parser):
+    parser.addoption("--server", default=os.environ.get("PMCACHED_SERVER"),
+                     help="server-under-test command line (env PMCACHED_SERVER)")
+    parser.addoption("--reference-server",
+                     default=os.environ.get("PMCACHED_REFERENCE", DEFAULT_REFERENCE),
+                     help="reference memcached command line (env PMCACHED_REFERENCE)")
+
+
+def free_port():
+    """A port that was free a moment ago (the kernel picks it; the caller retries on a race)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def server_argv(command, port, extra_args):
+    argv = shlex.split(command)
+    argv += ["-p", str(port), "-l", HOST]
+    # memcached refuses to run as root unless told which user to run as.
+    if os.path.basename(argv[0]).startswith("memcached") and os.geteuid() == 0 \
+            and "-u" not in argv:
+        argv += ["-u", "root"]
+    return argv + [str(a) for a in extra_args]
+
+
+class ServerProcess:
+    """One running server: its process, address and captured output."""
+
+    def __init__(self, command, extra_args, log_path):
+        self.command = command
+        self.extra_args = list(extra_args)
+        self.log_path = log_path
+        self.proc = None
+        self.port = None
+        self.argv = None
+        self.terminated = False
+
+    @property
+    def address(self):
+        return (HOST, self.port)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def start(self):
+        last_error = None
+        for _attempt in range(3):  # the free port may be taken between probe and bind
+            self.port = free_port()
+            self.argv = server_argv(self.command, self.port, self.extra_args)
+            with open(self.log_path, "ab") as log:
+                log.write(("$ " + shlex.join(self.argv) + "\n").encode())
+                log.flush()
+                self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=log,
+                                             stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                self._await_listening()
+                return self
+            except RuntimeError as e:
+                last_error = e
+                self.stop()
+                self.terminated = False
+        raise RuntimeError(f"server did not start: {last_error}\n--- log ---\n{self.log_text()}")
+
+    def _await_listening(self):
+        deadline = time.monotonic() + START_DEADLINE_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"exited with status {self.proc.returncode}")
+            try:
+                socket.create_connection(self.address, timeout=1.0).close()
+                return
+            except OSError:
+                time.sleep(0.01)  # polling interval of a deadline-bounded wait
+        raise RuntimeError(f"not accepting on {self.address} after {START_DEADLINE_S}s")
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait_exit(self, timeout):
+        """Waits for the process to exit by itself; returns its status or None on timeout."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def terminate(self):
+        """Sends SIGTERM (once) if the process is still running."""
+        if self.proc is not None and self.proc.poll() is None and not self.terminated:
+            self.proc.send_signal(signal.SIGTERM)
+            self.terminated = True
+
+    def stop(self, deadline_s=STOP_DEADLINE_S):
+        """SIGTERM, wait up to the deadline, then SIGKILL. Returns False if it had to kill."""
+        if self.proc is None or self.proc.poll() is not None:
+            return True
+        self.terminate()
+        try:
+            self.proc.wait(timeout=deadline_s)
+            return True
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=STOP_DEADLINE_S)
+            return False
+
+    def rss_kib(self):
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise RuntimeError("no VmRSS")
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+
+class ConnectionClosed(AssertionError):
+    pass
+
+
+class RawConn:
+    """A plain TCP client. Every read has a deadline; a missed deadline fails the test."""
+
+    def __init__(self, address, timeout=IO_DEADLINE_S):
+        self.sock = socket.create_connection(address, timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.timeout = timeout
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def fill(self, deadline):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout()
+        self.sock.settimeout(remaining)
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise ConnectionClosed(f"connection closed; unread: {self.buf[:300]!r}")
+        self.buf += chunk
+
+    def read_exact(self, n, timeout=None):
+        deadline = time.monotonic() + (timeout or self.timeout)
+        try:
+            while len(self.buf) < n:
+                self.fill(deadline)
+        except socket.timeout:
+            raise AssertionError(f"timed out waiting for {n} bytes; got {len(self.buf)}: "
+                                 f"{self.buf[:300]!r}") from None
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def read_until(self, terminator, timeout=None):
+        """Reads until the received bytes end with `terminator` (after a whole recv)."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        try:
+            while not self.buf.endswith(terminator):
+                self.fill(deadline)
+        except socket.timeout:
+            raise AssertionError(f"timed out waiting for {terminator!r}; got "
+                                 f"{self.buf[-300:]!r}") from None
+        out, self.buf = self.buf, b""
+        return out
+
+    def read_line(self, timeout=None):
+        deadline = time.monotonic() + (timeout or self.timeout)
+        try:
+            while b"\n" not in self.buf:
+                self.fill(deadline)
+        except socket.timeout:
+            raise AssertionError(f"timed out waiting for a line; got {self.buf[:300]!r}") \
+                from None
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line + b"\n"
+
+    def expect(self, expected, timeout=None):
+        got = self.read_exact(len(expected), timeout)
+        assert got == expected
+        return got
+
+    def request(self, data, timeout=None):
+        """Sends `data` followed by `mn` and returns every reply byte before the final MN."""
+        self.send(data + b"mn\r\n")
+        reply = self.read_until(b"MN\r\n", timeout)
+        return reply[:-len(b"MN\r\n")]
+
+    def closed_by_peer(self, timeout=None):
+        """True once the server closes the connection (EOF or reset), False at the deadline.
+        Bytes that arrive first are kept in self.buf."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        try:
+            while True:
+                self.fill(deadline)
+        except ConnectionClosed:
+            return True
+        except OSError as e:
+            if isinstance(e, socket.timeout):
+                return False
+            if e.errno in (errno.ECONNRESET, errno.EPIPE):
+                return True
+            raise
+
+
+class Reaper:
+    """Servers a test has finished with. Teardown only sends SIGTERM (memcached takes about a
+    second to exit, which would dominate the suite's time); the session's end waits for each
+    with a deadline, SIGKILLs stragglers, and fails the run if a server did not exit cleanly
+    (status 0) on SIGTERM -- a crash or sanitizer report at shutdown is not lost."""
+
+    def __init__(self):
+        self.pending = []   # (test id, ServerProcess)
+        self.problems = []
+
+    def add(self, test_id, server):
+        status = server.proc.poll() if server.proc is not None else None
+        if status not in (None, 0):
+            self.problems.append((test_id, f"exited during the test with status {status}",
+                                  server.log_text()[-5000:]))
+        server.terminate()
+        self.pending.append((test_id, server))
+
+    def finish(self):
+        deadline = time.monotonic() + STOP_DEADLINE_S
+        for test_id, server in self.pending:
+            if not server.terminated:
+                continue  # exited on its own (e.g. `shutdown`); its test judged that
+            remaining = max(0.1, deadline - time.monotonic())
+            killed = not server.stop(deadline_s=remaining)
+            status = server.proc.returncode
+            if killed or status != 0:
+                why = "did not exit on SIGTERM; killed" if killed else f"exit status {status}"
+                self.problems.append((test_id, why, server.log_text()[-5000:]))
+        self.pending = []
+
+
+REAPER = Reaper()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    REAPER.finish()
+    if REAPER.problems and session.exitstatus == 0:
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    for test_id, why, log in REAPER.problems:
+        terminalreporter.section(f"server stopped badly after {test_id}: {why}", red=True)
+        terminalreporter.write_line(log)
+
+
+@pytest.fixture(scope="session")
+def server_command(request):
+    command = request.config.getoption("--server")
+    if not command:
+        pytest.fail("no server under test: set PMCACHED_SERVER or pass --server "
+                    "(e.g. PMCACHED_SERVER='/usr/bin/memcached -U 0')")
+    return command
+
+
+@pytest.fixture(scope="session")
+def reference_command(request):
+    command = request.config.getoption("--reference-server")
+    executable = shlex.split(command)[0]
+    if not os.access(executable, os.X_OK):
+        pytest.skip(f"reference server {executable} not installed")
+    return command
+
+
+@pytest.fixture
+def server_factory(request, server_command, tmp_path):
+    """start(*extra_flags, command=None) -> a running ServerProcess; all are stopped at teardown.
+    The output of each is written to a file and shown when the test fails."""
+    started = []
+    request.node.pmcached_servers = started
+
+    def start(*extra_args, command=None):
+        log_path = tmp_path / f"server-{len(started)}.log"
+        server = ServerProcess(command or server_command, extra_args, log_path)
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        REAPER.add(request.node.nodeid, server)
+
+
+@pytest.fixture
+def server_process(server_factory):
+    return server_factory()
+
+
+@pytest.fixture
+def server(server_process):
+    """(host, port) of a fresh server under test with default flags."""
+    return server_process.address
+
+
+@pytest.fixture
+def connect():
+    """connect(address) -> RawConn; all are closed at teardown."""
+    conns = []
+
+    def make(address, timeout=IO_DEADLINE_S):
+        conn = RawConn(address, timeout)
+        conns.append(conn)
+        return conn
+
+    yield make
+    for conn in conns:
+        conn.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for i, server in enumerate(getattr(item, "pmcached_servers", [])):
+            status = "running" if server.alive() else f"exited {server.proc.returncode}"
+            report.sections.append((f"server {i} log ({status})", server.log_text()[-20000:]))
