@@ -1,7 +1,10 @@
 // DramEngine ("dram"): the volatile reference index engine and performance baseline.
 //
-// An abseil B-tree (absl::btree_map<std::string, ItemRef>) in ordinary memory, guarded by one
-// std::shared_mutex: lookup, scan and size take it shared, upsert and erase exclusive.
+// An abseil B-tree in ordinary memory, guarded by one std::shared_mutex: lookup, scan and size
+// take it shared, upsert and erase exclusive. A slot is 24 bytes: the key's first 16 bytes as
+// big-endian integers and the item reference; keys are read from the items through
+// EngineContext::key_of only when two prefixes are equal. So `ref` must be an item whose key
+// is `key` for as long as it is in the index (the store guarantees this).
 // Nothing is durable: after a restart the index is empty, and `stats engine` says so.
 //
 // Thread safety: every method may be called concurrently (see IndexEngine). scan() holds the
@@ -12,12 +15,13 @@
 #include <memory>
 #include <string_view>
 
+#include "engine/engine_registry.h"
 #include "engine/index_engine.h"
 
 namespace pmcached::engine {
 
 inline constexpr std::string_view kDramEngineName = "dram";
 
-[[nodiscard]] std::unique_ptr<IndexEngine> make_dram_engine();
+[[nodiscard]] std::unique_ptr<IndexEngine> make_dram_engine(const EngineContext& context);
 
 }  // namespace pmcached::engine

@@ -8,8 +8,8 @@ namespace pmcached::engine {
 
 const std::vector<EngineInfo>& registered_engines() {
   static const std::vector<EngineInfo> engines = {
-      {std::string(kDramEngineName), "volatile in-memory B-tree (abseil btree_map); not durable",
-       /*persistent=*/false, [](const EngineContext&) { return make_dram_engine(); }},
+      {std::string(kDramEngineName), "volatile in-memory B-tree (abseil btree_set); not durable",
+       /*persistent=*/false, [](const EngineContext& context) { return make_dram_engine(context); }},
   };
   return engines;
 }

@@ -45,7 +45,8 @@ int serve(config::Options options) {
   store_options.memory_limit_bytes = options.memory_limit_mb << 20;
   store_options.item_size_max = options.item_size_max;
   store_options.evict_when_full = !options.no_evict;
-  engine::Store store(info->create(engine::EngineContext{}), clock, store_options);
+  engine::Store store(info->create(engine::EngineContext{engine::Store::key_of}), clock,
+                     store_options);
 
   std::unique_ptr<server::Server> server;
   try {

@@ -15,7 +15,8 @@ namespace {
 class CommandExecutorTest : public ::testing::Test {
  protected:
   CommandExecutorTest()
-      : store_(engine::find_engine("dram")->create(engine::EngineContext{}), clock_, {}),
+      : store_(engine::find_engine("dram")->create(engine::EngineContext{engine::Store::key_of}),
+               clock_, {}),
         stats_(1),
         context_{store_, stats_, options_, clock_.now(), {}, {}},
         executor_(context_, stats_.thread(0)) {}
