@@ -1,0 +1,406 @@
+// Allocator: size-class chunks with one persistent header each; everything else in DRAM.
+//
+// Persistent rules (what makes a crash safe):
+//  - A chunk's header is written and persisted before any block of it is handed out.
+//  - A large block's run: only its FIRST chunk has a header; the following chunks get none
+//    (their first bytes are block data). Rebuild walks the chunks in order and skips a run's
+//    continuation chunks, so their data is never read as a header.
+//  - Before a large run's chunks return to the free pool (free() or finish_rebuild()), the
+//    header areas of its continuation chunks are zeroed and persisted, then its first header.
+//    So a free chunk's header area holds zeros or a stale single-chunk header (harmless: no
+//    reachable block), never a stale run that could claim chunks reassigned since.
+#include "engine/pm/allocator.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <set>
+
+namespace pmcached::pm {
+namespace {
+
+constexpr std::uint32_t kChunkMagic = 0x4B4E4843;  // "CHNK"
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+struct ChunkHeader {
+  std::uint32_t magic;
+  std::uint32_t block_size;
+  std::uint32_t chunk_count;
+  std::uint32_t checksum;  // XXH32 of the three fields above
+};
+static_assert(sizeof(ChunkHeader) == 16 && sizeof(ChunkHeader) <= kChunkHeaderSize);
+
+std::uint32_t header_checksum(const ChunkHeader& h) noexcept {
+  return XXH32(&h, offsetof(ChunkHeader, checksum), kChunkMagic);
+}
+
+// 64 B .. kMaxSmallBlock, each ~1.25x the previous, multiples of 16.
+std::vector<std::uint32_t> make_size_classes() {
+  std::vector<std::uint32_t> classes;
+  std::uint32_t size = 64;
+  while (size < kMaxSmallBlock) {
+    classes.push_back(size);
+    size = std::max<std::uint32_t>(size + 16, (size * 5 / 4 + 15) & ~15u);
+  }
+  classes.push_back(static_cast<std::uint32_t>(kMaxSmallBlock));
+  return classes;
+}
+
+enum class ChunkState : std::uint8_t { kFree, kSmall, kLarge, kContinuation };
+
+struct Chunk {
+  ChunkState state = ChunkState::kFree;
+  std::uint32_t size_class = 0;     // kSmall
+  std::uint32_t run = 0;            // kLarge: chunks in the run
+  std::uint32_t used = 0;           // blocks in use (kLarge: 0 or 1)
+  std::uint32_t partial_pos = kNone;  // index in its class's partial list
+  std::vector<std::uint64_t> bitmap;  // kSmall: blocks in use
+};
+
+}  // namespace
+
+struct Allocator::Impl {
+  PmRegion& region;
+  std::uint64_t heap_begin;
+  std::uint64_t heap_bytes;
+  std::vector<std::uint32_t> classes = make_size_classes();
+  std::vector<std::uint32_t> blocks_per_chunk;
+  std::vector<Chunk> chunks;
+  std::set<std::uint32_t> free_chunks;
+  std::vector<std::vector<std::uint32_t>> partial;  // per class: chunks with a free block
+  std::uint64_t bytes_in_use = 0;
+  std::uint64_t blocks_in_use = 0;
+  std::uint64_t chunks_in_use = 0;
+  mutable std::mutex mutex;
+
+  Impl(PmRegion& r, std::uint64_t begin, std::uint64_t end)
+      : region(r), heap_begin(begin), heap_bytes(end > begin ? end - begin : 0) {
+    for (std::uint32_t size : classes) {
+      blocks_per_chunk.push_back(
+          static_cast<std::uint32_t>((kChunkSize - kChunkHeaderSize) / size));
+    }
+    chunks.resize(heap_bytes / kChunkSize);
+    reset();
+  }
+
+  void reset() {
+    for (Chunk& c : chunks) c = Chunk{};
+    free_chunks.clear();
+    for (std::uint32_t i = 0; i < chunks.size(); ++i) free_chunks.insert(free_chunks.end(), i);
+    partial.assign(classes.size(), {});
+    bytes_in_use = blocks_in_use = chunks_in_use = 0;
+  }
+
+  std::uint64_t chunk_start(std::uint32_t index) const noexcept {
+    return heap_begin + std::uint64_t{index} * kChunkSize;
+  }
+  ChunkHeader* header(std::uint32_t index) const noexcept {
+    return region.at<ChunkHeader>(chunk_start(index));
+  }
+
+  // The valid header of chunk `index`, or nullptr.
+  const ChunkHeader* valid_header(std::uint32_t index) const noexcept {
+    const ChunkHeader* h = header(index);
+    if (h->magic != kChunkMagic || h->checksum != header_checksum(*h)) return nullptr;
+    return h;
+  }
+
+  void write_header(std::uint32_t index, std::uint32_t block_size, std::uint32_t count) noexcept {
+    ChunkHeader* h = header(index);
+    const ChunkHeader wanted{kChunkMagic, block_size, count, 0};
+    if (const ChunkHeader* old = valid_header(index);
+        old != nullptr && old->block_size == block_size && old->chunk_count == count) {
+      return;  // this chunk had the same class before; its header is already durable
+    }
+    std::memcpy(h, &wanted, sizeof(wanted));
+    h->checksum = header_checksum(*h);
+    region.persist(h, sizeof(*h));
+  }
+
+  // Zeroes the headers of a run's chunks, continuation chunks first (see the file comment).
+  void invalidate_run(std::uint32_t first, std::uint32_t run) noexcept {
+    if (run > 1) {
+      for (std::uint32_t i = first + 1; i < first + run; ++i) {
+        std::memset(static_cast<void*>(header(i)), 0, sizeof(ChunkHeader));
+        region.flush(header(i), sizeof(ChunkHeader));
+      }
+      region.fence();
+    }
+    std::memset(static_cast<void*>(header(first)), 0, sizeof(ChunkHeader));
+    region.persist(header(first), sizeof(ChunkHeader));
+  }
+
+  void add_partial(std::uint32_t index) {
+    Chunk& c = chunks[index];
+    std::vector<std::uint32_t>& list = partial[c.size_class];
+    c.partial_pos = static_cast<std::uint32_t>(list.size());
+    list.push_back(index);
+  }
+
+  void remove_partial(std::uint32_t index) noexcept {
+    Chunk& c = chunks[index];
+    std::vector<std::uint32_t>& list = partial[c.size_class];
+    const std::uint32_t moved = list.back();
+    list[c.partial_pos] = moved;
+    chunks[moved].partial_pos = c.partial_pos;
+    list.pop_back();
+    c.partial_pos = kNone;
+  }
+
+  void make_small(std::uint32_t index, std::uint32_t size_class) {
+    Chunk& c = chunks[index];
+    c.state = ChunkState::kSmall;
+    c.size_class = size_class;
+    c.used = 0;
+    c.bitmap.assign((blocks_per_chunk[size_class] + 63) / 64, 0);
+  }
+
+  void release_chunks(std::uint32_t first, std::uint32_t run) {
+    for (std::uint32_t i = first; i < first + run; ++i) {
+      chunks[i] = Chunk{};
+      free_chunks.insert(i);
+    }
+  }
+
+  std::uint64_t allocate_small(std::uint32_t size_class) {
+    if (partial[size_class].empty()) {
+      if (free_chunks.empty()) return 0;
+      const std::uint32_t index = *free_chunks.begin();
+      free_chunks.erase(free_chunks.begin());
+      write_header(index, classes[size_class], 1);
+      make_small(index, size_class);
+      add_partial(index);
+      ++chunks_in_use;
+    }
+    const std::uint32_t index = partial[size_class].back();
+    Chunk& c = chunks[index];
+    std::uint32_t block = 0;
+    for (std::size_t w = 0; w < c.bitmap.size(); ++w) {
+      if (c.bitmap[w] != ~std::uint64_t{0}) {
+        block = static_cast<std::uint32_t>(w * 64 + std::countr_one(c.bitmap[w]));
+        c.bitmap[w] |= std::uint64_t{1} << (block % 64);
+        break;
+      }
+    }
+    if (++c.used == blocks_per_chunk[size_class]) remove_partial(index);
+    bytes_in_use += classes[size_class];
+    ++blocks_in_use;
+    return chunk_start(index) + kChunkHeaderSize + std::uint64_t{block} * classes[size_class];
+  }
+
+  std::uint64_t allocate_large(std::size_t size) {
+    if (size > heap_bytes) return 0;  // also keeps the arithmetic below from overflowing
+    const std::uint64_t run64 =
+        (std::uint64_t{size} + kChunkHeaderSize + kChunkSize - 1) / kChunkSize;
+    const std::uint64_t usable = run64 * kChunkSize - kChunkHeaderSize;
+    if (usable > std::numeric_limits<std::uint32_t>::max() || run64 > chunks.size()) return 0;
+    const auto run = static_cast<std::uint32_t>(run64);
+    // First fit: the lowest run of `run` consecutive free chunks.
+    std::uint32_t start = 0;
+    std::uint32_t length = 0;
+    for (std::uint32_t index : free_chunks) {
+      if (length > 0 && index == start + length) {
+        ++length;
+      } else {
+        start = index;
+        length = 1;
+      }
+      if (length == run) break;
+    }
+    if (length < run) return 0;
+    write_header(start, static_cast<std::uint32_t>(usable), run);
+    for (std::uint32_t i = start; i < start + run; ++i) {
+      free_chunks.erase(i);
+      chunks[i].state = i == start ? ChunkState::kLarge : ChunkState::kContinuation;
+    }
+    chunks[start].run = run;
+    chunks[start].used = 1;
+    chunks_in_use += run;
+    bytes_in_use += usable;
+    ++blocks_in_use;
+    return chunk_start(start) + kChunkHeaderSize;
+  }
+
+  // Locates the block at `offset`: its chunk and, for a small chunk, its index. False if
+  // `offset` is not the start of a block of an assigned chunk.
+  bool locate(std::uint64_t offset, std::uint32_t& index, std::uint32_t& block) const noexcept {
+    if (offset < heap_begin + kChunkHeaderSize) return false;
+    const std::uint64_t rel = offset - heap_begin;
+    if (rel / kChunkSize >= chunks.size()) return false;
+    index = static_cast<std::uint32_t>(rel / kChunkSize);
+    const std::uint64_t in_chunk = rel % kChunkSize;
+    const Chunk& c = chunks[index];
+    if (c.state == ChunkState::kLarge) {
+      block = 0;
+      return in_chunk == kChunkHeaderSize;
+    }
+    if (c.state != ChunkState::kSmall || in_chunk < kChunkHeaderSize) return false;
+    const std::uint64_t size = classes[c.size_class];
+    if ((in_chunk - kChunkHeaderSize) % size != 0) return false;
+    block = static_cast<std::uint32_t>((in_chunk - kChunkHeaderSize) / size);
+    return block < blocks_per_chunk[c.size_class];
+  }
+
+  bool in_use(std::uint32_t index, std::uint32_t block) const noexcept {
+    const Chunk& c = chunks[index];
+    if (c.state == ChunkState::kLarge) return c.used != 0;
+    return (c.bitmap[block / 64] >> (block % 64) & 1) != 0;
+  }
+
+  std::uint64_t block_bytes(std::uint32_t index) const noexcept {
+    const Chunk& c = chunks[index];
+    if (c.state == ChunkState::kLarge) return std::uint64_t{c.run} * kChunkSize - kChunkHeaderSize;
+    return classes[c.size_class];
+  }
+
+  void mark(std::uint32_t index, std::uint32_t block) noexcept {
+    Chunk& c = chunks[index];
+    if (c.state == ChunkState::kLarge) {
+      c.used = 1;
+    } else {
+      c.bitmap[block / 64] |= std::uint64_t{1} << (block % 64);
+      ++c.used;
+    }
+    bytes_in_use += block_bytes(index);
+    ++blocks_in_use;
+  }
+
+  void free_block(std::uint32_t index, std::uint32_t block) {
+    Chunk& c = chunks[index];
+    bytes_in_use -= block_bytes(index);
+    --blocks_in_use;
+    if (c.state == ChunkState::kLarge) {
+      const std::uint32_t run = c.run;
+      invalidate_run(index, run);
+      release_chunks(index, run);
+      chunks_in_use -= run;
+      return;
+    }
+    c.bitmap[block / 64] &= ~(std::uint64_t{1} << (block % 64));
+    const bool was_full = c.used == blocks_per_chunk[c.size_class];
+    --c.used;
+    if (c.used == 0) {
+      if (!was_full) remove_partial(index);
+      release_chunks(index, 1);
+      --chunks_in_use;
+    } else if (was_full) {
+      add_partial(index);
+    }
+  }
+
+  // Classifies chunk `index` from its persistent header; returns the chunks it covers.
+  std::uint32_t read_header(std::uint32_t index) {
+    const ChunkHeader* h = valid_header(index);
+    if (h == nullptr) return 1;
+    if (h->chunk_count == 1) {
+      const auto it = std::find(classes.begin(), classes.end(), h->block_size);
+      if (it != classes.end()) {
+        make_small(index, static_cast<std::uint32_t>(it - classes.begin()));
+        free_chunks.erase(index);
+        return 1;
+      }
+    }
+    const std::uint64_t run = h->chunk_count;
+    if (run == 0 || index + run > chunks.size() ||
+        h->block_size != run * kChunkSize - kChunkHeaderSize) {
+      return 1;  // not a header this allocator writes: the chunk is free
+    }
+    chunks[index].state = ChunkState::kLarge;
+    chunks[index].run = static_cast<std::uint32_t>(run);
+    for (std::uint32_t i = index; i < index + run; ++i) {
+      if (i != index) chunks[i].state = ChunkState::kContinuation;
+      free_chunks.erase(i);
+    }
+    return static_cast<std::uint32_t>(run);
+  }
+};
+
+Allocator::Allocator(PmRegion& region, std::uint64_t heap_begin, std::uint64_t heap_end)
+    : impl_(std::make_unique<Impl>(region, heap_begin, heap_end)) {}
+
+Allocator::~Allocator() = default;
+
+std::uint64_t Allocator::allocate(std::size_t size) noexcept {
+  std::lock_guard lock(impl_->mutex);
+  if (size <= kMaxSmallBlock) {
+    const auto& classes = impl_->classes;
+    const auto it =
+        std::lower_bound(classes.begin(), classes.end(), std::max<std::size_t>(size, 1));
+    return impl_->allocate_small(static_cast<std::uint32_t>(it - classes.begin()));
+  }
+  return impl_->allocate_large(size);
+}
+
+void Allocator::free(std::uint64_t offset) noexcept {
+  std::lock_guard lock(impl_->mutex);
+  std::uint32_t index = 0;
+  std::uint32_t block = 0;
+  if (!impl_->locate(offset, index, block) || !impl_->in_use(index, block)) return;
+  impl_->free_block(index, block);
+}
+
+std::size_t Allocator::block_size(std::uint64_t offset) const noexcept {
+  std::lock_guard lock(impl_->mutex);
+  std::uint32_t index = 0;
+  std::uint32_t block = 0;
+  if (!impl_->locate(offset, index, block)) return 0;
+  return impl_->block_bytes(index);
+}
+
+void Allocator::begin_rebuild() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->reset();
+  const auto count = static_cast<std::uint32_t>(impl_->chunks.size());
+  for (std::uint32_t index = 0; index < count;) index += impl_->read_header(index);
+}
+
+bool Allocator::mark_reachable(std::uint64_t offset) noexcept {
+  std::lock_guard lock(impl_->mutex);
+  std::uint32_t index = 0;
+  std::uint32_t block = 0;
+  if (!impl_->locate(offset, index, block) || impl_->in_use(index, block)) return false;
+  impl_->mark(index, block);
+  return true;
+}
+
+void Allocator::finish_rebuild() {
+  std::lock_guard lock(impl_->mutex);
+  Impl& m = *impl_;
+  const auto count = static_cast<std::uint32_t>(m.chunks.size());
+  for (std::uint32_t index = 0; index < count; ++index) {
+    Chunk& c = m.chunks[index];
+    if (c.state == ChunkState::kSmall) {
+      if (c.used == 0) {
+        m.release_chunks(index, 1);
+        continue;
+      }
+      ++m.chunks_in_use;
+      if (c.used < m.blocks_per_chunk[c.size_class]) m.add_partial(index);
+    } else if (c.state == ChunkState::kLarge) {
+      const std::uint32_t run = c.run;
+      if (c.used == 0) {
+        m.invalidate_run(index, run);
+        m.release_chunks(index, run);
+      } else {
+        m.chunks_in_use += run;
+      }
+      index += run - 1;
+    }
+  }
+}
+
+AllocatorStats Allocator::stats() const noexcept {
+  std::lock_guard lock(impl_->mutex);
+  AllocatorStats s;
+  s.heap_bytes = impl_->heap_bytes;
+  s.bytes_in_use = impl_->bytes_in_use;
+  s.blocks_in_use = impl_->blocks_in_use;
+  s.chunks_in_use = impl_->chunks_in_use;
+  s.chunks_total = impl_->chunks.size();
+  return s;
+}
+
+}  // namespace pmcached::pm

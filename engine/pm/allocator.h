@@ -1,0 +1,77 @@
+// Allocator: blocks of the pool's heap for item records and index nodes.
+//
+// Write-optimal: the only persistent allocator metadata is one header per chunk (its block
+// size), written once when a free chunk is given a size class. Which blocks are in use is NOT
+// persisted: at start-up the owner marks every block reachable from the engine's root
+// (mark_reachable), and finish_rebuild() makes everything else free. A crash therefore never
+// leaks a block (an unpublished block is unreachable, so free) and never lets two owners share
+// one (a published block is reachable, so in use).
+//
+// Heap layout: chunks of kChunkSize bytes. A small chunk holds blocks of one size class
+// (64 B .. kMaxSmallBlock); a large block takes a run of whole chunks.
+// Chunk header (first 64 bytes of the chunk): u32 magic, u32 block size, u32 chunk count,
+// u32 checksum of the three. A small chunk: count 1, block size = its class, block i at
+// chunk + kChunkHeaderSize + i * block size. A large block: only the first chunk of its run
+// has a header (block size = count * kChunkSize - kChunkHeaderSize); the following chunks
+// have none (their bytes are block data; rebuild skips them). Freeing a large block (or
+// dropping it in finish_rebuild) zeroes and persists the header areas of its chunks, the
+// first one last, so block data is never read as a header.
+//
+// Thread safety: allocate()/free() are thread-safe (one mutex; per-thread caches may come
+// later). Rebuild calls are single-threaded, before any allocate().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "engine/pm/pm_region.h"
+
+namespace pmcached::pm {
+
+inline constexpr std::size_t kChunkSize = 256u << 10;
+inline constexpr std::size_t kChunkHeaderSize = 64;
+inline constexpr std::size_t kMaxSmallBlock = 64u << 10;
+
+struct AllocatorStats {
+  std::uint64_t heap_bytes = 0;       // capacity of the heap
+  std::uint64_t bytes_in_use = 0;     // sum of the block sizes handed out
+  std::uint64_t blocks_in_use = 0;
+  std::uint64_t chunks_in_use = 0;
+  std::uint64_t chunks_total = 0;
+};
+
+class Allocator {
+ public:
+  // Manages [heap_begin, heap_end) of `region`. A new heap needs no formatting: chunks
+  // without a valid header are free.
+  // On a heap that may already hold chunk headers (any reopened pool), run the rebuild
+  // sequence below before the first allocate().
+  Allocator(PmRegion& region, std::uint64_t heap_begin, std::uint64_t heap_end);
+  ~Allocator();
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+
+  // A block of at least `size` bytes (contents undefined), or 0 when the heap is full.
+  [[nodiscard]] std::uint64_t allocate(std::size_t size) noexcept;
+  // Returns a block; the caller guarantees nothing reachable refers to it any more.
+  void free(std::uint64_t offset) noexcept;
+  // The usable size of the block at `offset`.
+  [[nodiscard]] std::size_t block_size(std::uint64_t offset) const noexcept;
+
+  // Start-up rebuild: begin, mark every reachable block, finish. mark_reachable() returns
+  // false if `offset` is not the start of a block in a valid chunk (a corrupt reference).
+  void begin_rebuild();
+  [[nodiscard]] bool mark_reachable(std::uint64_t offset) noexcept;
+  void finish_rebuild();
+
+  [[nodiscard]] AllocatorStats stats() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pmcached::pm

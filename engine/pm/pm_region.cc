@@ -1,0 +1,110 @@
+// PmRegion: libpmem file mappings and DRAM regions, with flush/fence reported to a simulator.
+#include "engine/pm/pm_region.h"
+
+#include <libpmem.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+
+#include "engine/pm/crash_simulator.h"
+#include "engine/pm/persistence.h"
+#include "engine/pm/pool.h"
+
+namespace pmcached::pm {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
+  throw PoolError(what + " " + path + ": " + std::strerror(error));
+}
+
+void attach_simulator(CrashSimulator* simulator, const char* base, std::size_t size) {
+  if (simulator == nullptr) return;
+  if (simulator->region_size() != size) {
+    throw std::invalid_argument("CrashSimulator size differs from the region size");
+  }
+  simulator->attach(base);
+}
+
+}  // namespace
+
+PmRegion::PmRegion(char* base, std::size_t size, bool is_pmem, bool mapped_file,
+                   CrashSimulator* sim)
+    : base_(base), size_(size), is_pmem_(is_pmem), mapped_file_(mapped_file), simulator_(sim) {}
+
+PmRegion::~PmRegion() {
+  if (mapped_file_) pmem_unmap(base_, size_);
+}
+
+std::unique_ptr<PmRegion> PmRegion::map_file(const std::string& path, std::size_t size_if_new,
+                                             bool& created) {
+  struct stat st {};
+  std::size_t mapped_len = 0;
+  int is_pmem = 0;
+  void* addr = nullptr;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) throw PoolError("pool " + path + " is not a regular file");
+    if (static_cast<std::size_t>(st.st_size) < kMinPoolSize) {
+      throw PoolError("pool " + path + " is truncated or not a pmcached pool (" +
+                      std::to_string(st.st_size) + " bytes)");
+    }
+    addr = pmem_map_file(path.c_str(), 0, 0, 0, &mapped_len, &is_pmem);
+    if (addr == nullptr) fail("cannot map pool", path, errno);
+    created = false;
+  } else {
+    if (errno != ENOENT) fail("cannot stat pool", path, errno);
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(parent, ec);
+      if (ec) fail("cannot create the directory of pool", path, ec.value());
+    }
+    addr = pmem_map_file(path.c_str(), size_if_new, PMEM_FILE_CREATE | PMEM_FILE_EXCL, 0600,
+                         &mapped_len, &is_pmem);
+    if (addr == nullptr) fail("cannot create pool", path, errno);
+    created = true;
+  }
+  return std::unique_ptr<PmRegion>(
+      new PmRegion(static_cast<char*>(addr), mapped_len, is_pmem != 0, true, nullptr));
+}
+
+std::unique_ptr<PmRegion> PmRegion::in_memory(std::size_t size, CrashSimulator* simulator) {
+  return from_image(std::vector<char>(size, 0), simulator);
+}
+
+std::unique_ptr<PmRegion> PmRegion::from_image(const std::vector<char>& image,
+                                               CrashSimulator* simulator) {
+  std::unique_ptr<PmRegion> region(new PmRegion(nullptr, image.size(), false, false, simulator));
+  // DRAM regions are cache-line aligned like a mapping: allocate one spare line and align.
+  region->dram_.resize(image.size() + kCacheLine);
+  const auto raw = reinterpret_cast<std::uintptr_t>(region->dram_.data());
+  region->base_ = reinterpret_cast<char*>((raw + kCacheLine - 1) & ~(kCacheLine - 1));
+  std::memcpy(region->base_, image.data(), image.size());
+  attach_simulator(simulator, region->base_, region->size_);
+  return region;
+}
+
+void PmRegion::flush(const void* addr, std::size_t len) noexcept {
+  if (simulator_ != nullptr) simulator_->on_flush(offset_of(addr), len);
+  flush_lines(addr, len);
+}
+
+void PmRegion::fence() noexcept {
+  if (simulator_ != nullptr) simulator_->on_fence();
+  pm::fence();
+}
+
+void PmRegion::store_u64_persist(std::uint64_t* field, std::uint64_t value) noexcept {
+  std::atomic_ref<std::uint64_t>(*field).store(value, std::memory_order_release);
+  persist(field, sizeof(*field));
+}
+
+void PmRegion::sync() noexcept {
+  if (mapped_file_ && !is_pmem_) (void)pmem_msync(base_, size_);
+}
+
+}  // namespace pmcached::pm

@@ -1,0 +1,89 @@
+// Pool: one pool file (or in-memory region) with its superblock, for one persistent engine.
+//
+// Layout version 1:
+//   [0, 4096)       superblock (below)
+//   [4096, size)    heap, managed by the Allocator (chunks of item records and index nodes)
+// Superblock: magic "PMCACHED", layout version, pool size, engine name (the immutable part,
+// covered by an xxHash checksum), then 8-byte fields that change at run time, each written
+// with one failure-atomic store: the engine's root, the clean-shutdown flag, the cas high-water
+// mark and the flush_all state. Bytes: [0,8) magic, [8,12) layout version, [16,24) pool size,
+// [24,56) engine name, [56,64) XXH64 of [0,56); line 1: root, clean flag, cas high-water,
+// flush_all selector, then two {time, cas} slots (the inactive slot is written and persisted,
+// then the selector flips: the pair changes atomically). Formatting persists everything but
+// the magic, then the magic: a pool without magic whose every 8-byte word is zero or what
+// that format writes (a new or interrupted one) is formatted again; anything else is refused.
+//
+// Opening a pool made by another engine or layout version, or a truncated or corrupt one,
+// throws PoolError with a one-line message naming both sides, and changes nothing.
+//
+// Thread safety: set_*() may be called from any thread; each is one atomic persist.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "engine/pm/pm_region.h"
+
+namespace pmcached::pm {
+
+class PoolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr std::uint64_t kSuperblockSize = 4096;
+inline constexpr std::size_t kMinPoolSize = 4u << 20;
+
+class Pool {
+ public:
+  // Opens `path` for `engine`, creating it with `size` bytes if it does not exist.
+  static std::unique_ptr<Pool> open_file(const std::string& path, std::size_t size,
+                                         std::string_view engine);
+  // Formats or opens `region` (tests: in-memory regions, restarts from crash images).
+  static std::unique_ptr<Pool> open_region(std::unique_ptr<PmRegion> region,
+                                           std::string_view engine);
+
+  [[nodiscard]] PmRegion& region() noexcept { return *region_; }
+  [[nodiscard]] bool created() const noexcept { return created_; }
+  // True if the pool was closed cleanly last time (false for a new pool).
+  [[nodiscard]] bool was_clean() const noexcept { return was_clean_; }
+
+  [[nodiscard]] std::uint64_t heap_begin() const noexcept { return kSuperblockSize; }
+  [[nodiscard]] std::uint64_t heap_end() const noexcept { return region_->size(); }
+
+  [[nodiscard]] std::uint64_t root() const noexcept;
+  void set_root(std::uint64_t offset) noexcept;
+  [[nodiscard]] std::uint64_t* root_field() noexcept;  // for engines that swing the root
+
+  [[nodiscard]] std::uint64_t cas_high_water() const noexcept;
+  void set_cas_high_water(std::uint64_t cas) noexcept;
+
+  [[nodiscard]] std::int64_t flush_time() const noexcept;
+  [[nodiscard]] std::uint64_t flush_cas() const noexcept;
+  void set_flush_state(std::int64_t time, std::uint64_t cas) noexcept;
+
+  // Start of a run: clears the clean-shutdown flag (persisted). open_file()/open_region()
+  // already call it after reading was_clean(); calling it again is harmless.
+  void mark_in_use() noexcept;
+  // Clean shutdown: syncs the whole mapping, then sets the clean flag (persisted).
+  void mark_clean() noexcept;
+
+ private:
+  Pool(std::unique_ptr<PmRegion> region, bool created);
+  // `where` names the pool in error messages ("pool <path>").
+  static std::unique_ptr<Pool> open_region(std::unique_ptr<PmRegion> region,
+                                           std::string_view engine, const std::string& where);
+  void format(std::string_view engine);
+  void validate(std::string_view engine, std::string_view where) const;
+
+  std::unique_ptr<PmRegion> region_;
+  bool created_;
+  bool was_clean_ = false;
+};
+
+}  // namespace pmcached::pm
