@@ -3,6 +3,7 @@
 #include "engine/engine_registry.h"
 
 #include "engine/dram_engine.h"
+#include "engine/wort/wort_engine.h"
 
 namespace pmcached::engine {
 
@@ -10,6 +11,9 @@ const std::vector<EngineInfo>& registered_engines() {
   static const std::vector<EngineInfo> engines = {
       {std::string(kDramEngineName), "volatile in-memory B-tree (abseil btree_set); not durable",
        /*persistent=*/false, [](const EngineContext& context) { return make_dram_engine(context); }},
+      {std::string(kWortEngineName),
+       "WORT: write-optimal radix tree, 4-bit nodes, 8-byte atomic commits (seed 002 §3.4)",
+       /*persistent=*/true, [](const EngineContext& context) { return make_wort_engine(context); }},
   };
   return engines;
 }

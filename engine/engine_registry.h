@@ -13,6 +13,11 @@
 
 #include "engine/index_engine.h"
 
+namespace pmcached::pm {
+class Pool;
+class Allocator;
+}  // namespace pmcached::pm
+
 namespace pmcached::engine {
 
 // What an engine gets when it is created. Persistent engines will receive their pool
@@ -21,6 +26,11 @@ struct EngineContext {
   // Returns the key bytes of an item reference (engines that keep keys out of line,
   // such as the radix trees, compare keys through this).
   std::function<std::string_view(ItemRef)> key_of;
+
+  // Persistent engines only: the pool (its root field holds the engine's root) and the
+  // allocator for index nodes. Both outlive the engine.
+  pm::Pool* pool = nullptr;
+  pm::Allocator* allocator = nullptr;
 };
 
 using EngineFactory = std::function<std::unique_ptr<IndexEngine>(const EngineContext&)>;
@@ -42,6 +52,6 @@ struct EngineInfo {
 [[nodiscard]] std::string engine_names();
 
 // The engine used when --engine is not given.
-inline constexpr std::string_view kDefaultEngine = "dram";
+inline constexpr std::string_view kDefaultEngine = "wort";
 
 }  // namespace pmcached::engine

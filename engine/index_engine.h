@@ -76,6 +76,14 @@ class IndexEngine {
 
   // Engine-specific statistics (node counts, bytes, flushes per operation, ...).
   [[nodiscard]] virtual std::vector<EngineStat> stats() const = 0;
+
+  // Persistent engines: called once after opening an existing pool, before any other call;
+  // repairs what a crash left half done (e.g. WORT's header repair). Volatile engines: no-op.
+  virtual void recover() {}
+
+  // Persistent engines: visits the pool offset of every block the engine owns (its nodes, not
+  // the items), so the allocator can rebuild its free space. Volatile engines: no-op.
+  virtual void for_each_block(const std::function<void(std::uint64_t offset)>& /*visit*/) const {}
 };
 
 }  // namespace pmcached::engine

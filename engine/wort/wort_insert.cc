@@ -1,0 +1,134 @@
+// WortEngine::upsert: insert into an empty slot, leaf collision (push down), prefix mismatch
+// (seed 002 Algorithm 1) and replace. Every path allocates before it writes anything, so an
+// allocation failure changes nothing; every path ends with one store_u64_persist that commits.
+#include <mutex>
+
+#include "engine/pm/persistence.h"
+#include "engine/wort/wort_engine.h"
+#include "engine/wort/wort_tree.h"
+
+namespace pmcached::engine::wort {
+
+UpsertResult WortEngine::upsert(std::string_view key, ItemRef ref) noexcept {
+  pm::OpScope scope(pm::OpKind::kInsert);
+  std::unique_lock lock(mutex_);
+  const std::uint64_t leaf = leaf_ref(ref);
+  const std::size_t key_nibbles = nibble_count(key);
+  if (root() == 0) return insert_first(key, leaf);
+
+  std::uint64_t* slot = root_field_;
+  std::uint64_t offset = root();
+  std::uint32_t depth = 0;  // the depth the path implies for `offset`
+  for (;;) {
+    Node* n = node(offset);
+    Header h = header_of(n);
+    if (h.depth != depth) {  // left by a crash; recover() normally repaired it already
+      repair_header(offset, depth);
+      h = header_of(n);
+    }
+    if (h.prefix_len > 0) {
+      // Pessimistic check of the whole prefix: nibbles past the stored 8 come from a leaf.
+      std::string_view sample;
+      for (std::uint32_t j = 0; j < h.prefix_len; ++j) {
+        const std::size_t pos = h.depth + j;
+        unsigned expected;
+        if (j < kStoredPrefixNibbles) {
+          expected = h.nibble(j);
+        } else {
+          if (sample.empty()) sample = any_leaf_key(offset);
+          expected = nibble(sample, pos);
+        }
+        if (pos >= key_nibbles || nibble(key, pos) != expected) {
+          return split(slot, offset, h, key, leaf, j);
+        }
+      }
+    }
+    const std::uint32_t branch = h.branch();
+    const unsigned next = key_nibbles == branch ? 0 : nibble(key, branch);
+    std::uint64_t* child_slot = slot_for(n, branch, key_nibbles, next);
+    const std::uint64_t child = *child_slot;
+    if (child == 0) {
+      region_->store_u64_persist(child_slot, leaf);
+      keys_.fetch_add(1, std::memory_order_relaxed);
+      return {UpsertStatus::kInserted, kNoItem};
+    }
+    if (is_leaf(child)) {
+      if (leaf_key(child) == key) {
+        scope.set_kind(pm::OpKind::kUpdate);
+        region_->store_u64_persist(child_slot, leaf);
+        return {UpsertStatus::kReplaced, leaf_item(child)};
+      }
+      // The END slot only holds the one key of length `branch`, which would be equal.
+      return push_down(child_slot, child, key, leaf, branch + 1);
+    }
+    slot = child_slot;
+    offset = child;
+    depth = branch + 1;
+  }
+}
+
+// The first key: a root (depth 0, no prefix) holding its leaf, persisted, then the root field.
+UpsertResult WortEngine::insert_first(std::string_view key, std::uint64_t leaf) noexcept {
+  const std::uint64_t offset = new_node(Header{});
+  if (offset == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
+  const std::size_t key_nibbles = nibble_count(key);
+  *slot_for(node(offset), 0, key_nibbles, key_nibbles == 0 ? 0 : nibble(key, 0)) = leaf;
+  persist_new_node(offset);
+  region_->fence();
+  region_->store_u64_persist(root_field_, offset);
+  keys_.fetch_add(1, std::memory_order_relaxed);
+  return {UpsertStatus::kInserted, kNoItem};
+}
+
+// `slot` holds `old_leaf`, a different key sharing the path [0, depth): a new node at `depth`
+// with their longest common prefix takes both, and one store of `slot` publishes it.
+UpsertResult WortEngine::push_down(std::uint64_t* slot, std::uint64_t old_leaf,
+                                   std::string_view key, std::uint64_t leaf,
+                                   std::uint32_t depth) noexcept {
+  const std::string_view other = leaf_key(old_leaf);
+  const std::uint32_t common = common_nibbles(key, other, depth);
+  const std::uint64_t offset = new_node(header_from_key(depth, common, key));
+  if (offset == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
+  Node* n = node(offset);
+  const std::uint32_t branch = depth + common;
+  for (const auto& [k, ref] : {std::pair{key, leaf}, std::pair{other, old_leaf}}) {
+    const std::size_t k_nibbles = nibble_count(k);
+    *slot_for(n, branch, k_nibbles, k_nibbles == branch ? 0 : nibble(k, branch)) = ref;
+  }
+  persist_new_node(offset);
+  region_->fence();
+  region_->store_u64_persist(slot, offset);
+  keys_.fetch_add(1, std::memory_order_relaxed);
+  return {UpsertStatus::kInserted, kNoItem};
+}
+
+// Algorithm 1 (SplitCmp). The node at `offset` (header `h`, reached through `slot`) has a prefix
+// that differs from `key` at prefix nibble `mismatch` (or `key` ends there). A new parent at
+// h.depth takes the common part and both the node and the new leaf; the node keeps the rest.
+// Persist order: new parent + the node's rewritten header (one 8-byte store) flushed together,
+// fence, then the old parent's slot swung. A crash before the swing leaves the node with a depth
+// ahead of its path, which Algorithm 2 turns back into the old header.
+UpsertResult WortEngine::split(std::uint64_t* slot, std::uint64_t offset, Header h,
+                               std::string_view key, std::uint64_t leaf,
+                               std::uint32_t mismatch) noexcept {
+  const std::string_view sample = any_leaf_key(offset);  // the node's real prefix nibbles
+  const std::uint32_t cut = h.depth + mismatch;          // the new parent's branch
+  const std::uint64_t parent = new_node(header_from_key(h.depth, mismatch, sample));
+  if (parent == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
+  Node* p = node(parent);
+  p->children[nibble(sample, cut)] = offset;
+  const std::size_t key_nibbles = nibble_count(key);
+  *slot_for(p, cut, key_nibbles, key_nibbles == cut ? 0 : nibble(key, cut)) = leaf;
+
+  const Header shortened = header_from_key(cut + 1, h.prefix_len - mismatch - 1, sample);
+  Node* n = node(offset);
+  __atomic_store_n(&n->header, shortened.pack(), __ATOMIC_RELAXED);
+  persist_new_node(parent);
+  region_->flush(&n->header, sizeof n->header);
+  region_->fence();
+  region_->store_u64_persist(slot, parent);
+  keys_.fetch_add(1, std::memory_order_relaxed);
+  return {UpsertStatus::kInserted, kNoItem};
+}
+
+}  // namespace pmcached::engine::wort

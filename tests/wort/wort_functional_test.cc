@@ -1,0 +1,338 @@
+// Functional tests of the wort engine against a std::map model, with the invariants checker
+// (tests/wort/wort_harness.h) run after each scenario.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/engine_registry.h"
+#include "engine/pm/persistence.h"
+#include "engine/wort/wort_node.h"
+#include "tests/wort/wort_harness.h"
+
+namespace pmcached::engine::wort::testing {
+namespace {
+
+constexpr std::size_t kPoolBytes = 64u << 20;
+
+class WortTest : public ::testing::Test {
+ protected:
+  WortTest() : h_(kPoolBytes) {}
+
+  void expect_matches_model() {
+    ASSERT_EQ(h_.engine().size(), model_.size());
+    for (const auto& [key, ref] : model_) ASSERT_EQ(h_.engine().lookup(key), ref) << key;
+    EXPECT_EQ(h_.contents(), model_);
+    EXPECT_EQ(h_.check(), "");
+  }
+  // Keys >= from, at most `limit`, from the engine and from the model.
+  std::vector<std::string> scan_engine(const std::string& from, std::size_t limit) {
+    std::vector<std::string> out;
+    h_.engine().scan(from, [&](std::string_view key, ItemRef) {
+      out.emplace_back(key);
+      return out.size() < limit;
+    });
+    return out;
+  }
+  std::vector<std::string> scan_model(const std::string& from, std::size_t limit) {
+    std::vector<std::string> out;
+    for (auto it = model_.lower_bound(from); it != model_.end() && out.size() < limit; ++it) {
+      out.push_back(it->first);
+    }
+    return out;
+  }
+
+  Harness h_;
+  Model model_;
+};
+
+TEST_F(WortTest, RegisteredAsPersistentWithStats) {
+  const EngineInfo* info = find_engine("wort");
+  ASSERT_NE(info, nullptr);
+  EXPECT_TRUE(info->persistent);
+  EXPECT_TRUE(h_.engine().capabilities().persistent);
+  EXPECT_TRUE(h_.engine().capabilities().ordered);
+  for (std::uint64_t i = 1; i <= 100; ++i)
+    ASSERT_EQ(h_.put(be64(i), model_), UpsertStatus::kInserted);
+  std::map<std::string, std::string> stats;
+  for (const EngineStat& s : h_.engine().stats()) stats[s.name] = s.value;
+  EXPECT_EQ(stats["engine"], "wort");
+  EXPECT_EQ(stats["persistent"], "yes");
+  EXPECT_EQ(stats["keys"], "100");
+  EXPECT_NE(stats["nodes"], "0");
+  EXPECT_EQ(std::stoul(stats["node_bytes"]), std::stoul(stats["nodes"]) * 144);
+  EXPECT_GT(std::stod(stats["leaf_depth_avg"]), 1.0);
+  for (const char* name : {"flushes_per_insert", "fences_per_insert", "flushes_per_update",
+                           "fences_per_update", "flushes_per_delete", "fences_per_delete"}) {
+    EXPECT_TRUE(stats.count(name)) << name;
+  }
+  EXPECT_GE(std::stod(stats["flushes_per_insert"]), 1.0);
+}
+
+TEST_F(WortTest, RandomOperationsMatchAStdMapModel) {
+  std::mt19937_64 rng(11);
+  const std::vector<std::string> stems = {"", "user:", "user:1", "session:abcdefghijklmnop:", "x"};
+  for (int i = 0; i < 20000; ++i) {
+    std::string key;
+    if (rng() % 2 == 0) {
+      key = numbered(stems[rng() % stems.size()], rng() % 2000);
+    } else {
+      key = be64(rng() % 4 == 0 ? rng() : rng() % 3000);
+    }
+    if (rng() % 3 != 0) {
+      const bool existed = model_.count(key) != 0;
+      ASSERT_EQ(h_.put(key, model_), existed ? UpsertStatus::kReplaced : UpsertStatus::kInserted);
+    } else {
+      const bool existed = model_.count(key) != 0;
+      ASSERT_EQ(h_.del(key, model_), existed) << i;
+    }
+    if (i % 5000 == 4999) {
+      ASSERT_EQ(h_.check(), "") << "after op " << i;
+    }
+  }
+  expect_matches_model();
+}
+
+// 8-byte big-endian integer keys in the three distributions of seed 002 §4.
+TEST_F(WortTest, IntegerDistributionsDenseSparseClustered) {
+  std::mt19937_64 rng(5);
+  std::vector<std::uint64_t> dense(20000), sparse(20000), clustered;
+  for (std::size_t i = 0; i < dense.size(); ++i) dense[i] = i + 1;
+  for (std::uint64_t& v : sparse) v = rng();
+  for (int c = 0; c < 300; ++c) {
+    const std::uint64_t base = rng() & ~63ull;
+    for (std::uint64_t j = 0; j < 64; ++j) clustered.push_back(base + j);
+  }
+  for (std::vector<std::uint64_t>* keys : {&dense, &sparse, &clustered}) {
+    std::shuffle(keys->begin(), keys->end(), rng);
+    for (std::uint64_t v : *keys) h_.put(be64(v), model_);
+  }
+  expect_matches_model();
+  // Delete half of each distribution, check, then put them back.
+  for (std::vector<std::uint64_t>* keys : {&dense, &sparse, &clustered}) {
+    for (std::size_t i = 0; i < keys->size(); i += 2) {
+      ASSERT_TRUE(h_.del(be64((*keys)[i]), model_));
+    }
+  }
+  expect_matches_model();
+  for (std::vector<std::uint64_t>* keys : {&dense, &sparse, &clustered}) {
+    for (std::size_t i = 0; i < keys->size(); i += 2) {
+      ASSERT_EQ(h_.put(be64((*keys)[i]), model_), UpsertStatus::kInserted);
+    }
+  }
+  expect_matches_model();
+}
+
+TEST_F(WortTest, KeysThatArePrefixesOfOtherKeys) {
+  const std::vector<std::string> keys = {"abc", "a", "ab", "abcd", "abd", "b", "abcde", "ac"};
+  for (const std::string& k : keys) ASSERT_EQ(h_.put(k, model_), UpsertStatus::kInserted) << k;
+  expect_matches_model();
+  EXPECT_EQ(h_.engine().lookup("abcdef"), kNoItem);
+  EXPECT_EQ(h_.engine().lookup("aa"), kNoItem);
+  EXPECT_EQ(h_.engine().lookup(std::string("a\0", 2)), kNoItem);
+  EXPECT_EQ(scan_engine("", 100),
+            (std::vector<std::string>{"a", "ab", "abc", "abcd", "abcde", "abd", "ac", "b"}));
+  for (const char* k : {"ab", "abcd", "a"}) {
+    ASSERT_TRUE(h_.del(k, model_));
+    expect_matches_model();
+  }
+  ASSERT_EQ(h_.put("ab", model_), UpsertStatus::kInserted);
+  ASSERT_EQ(h_.put("abc", model_), UpsertStatus::kReplaced);
+  expect_matches_model();
+}
+
+// 250-byte keys sharing long prefixes: prefixes far beyond the 8 stored nibbles, so splits
+// happen in the optimistic part and lookups rely on the leaf comparison.
+TEST_F(WortTest, LongKeysSplitInTheOptimisticPrefix) {
+  const std::string base(250, 'k');
+  std::vector<std::string> keys;
+  for (std::size_t pos : {249u, 200u, 100u, 20u, 5u, 4u}) {
+    for (char c : {'a', 'z'}) {
+      std::string k = base;
+      k[pos] = c;
+      keys.push_back(k);
+    }
+  }
+  keys.push_back(base);
+  keys.push_back(base.substr(0, 120));  // a prefix of all the others
+  keys.push_back(std::string(250, '\xff'));
+  keys.push_back(std::string(1, '\0'));
+  for (const std::string& k : keys) ASSERT_EQ(h_.put(k, model_), UpsertStatus::kInserted);
+  expect_matches_model();
+  // Absent keys that match every stored nibble but differ in the optimistic part.
+  std::string absent = base;
+  absent[150] = 'q';
+  EXPECT_EQ(h_.engine().lookup(absent), kNoItem);
+  EXPECT_EQ(h_.engine().erase(absent), kNoItem);
+  EXPECT_EQ(scan_engine(absent, 3), scan_model(absent, 3));
+  ASSERT_EQ(h_.put(absent, model_), UpsertStatus::kInserted);
+  expect_matches_model();
+  for (const std::string& k : keys) ASSERT_TRUE(h_.del(k, model_));
+  expect_matches_model();
+}
+
+TEST_F(WortTest, OrderedScanFromArbitraryPoints) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 3000; ++i) {
+    std::string k = (i % 3 == 0) ? be64(rng() % 100000) : numbered("key", rng() % 5000);
+    h_.put(k, model_);
+  }
+  h_.put("k", model_);
+  h_.put("key", model_);
+  for (int i = 0; i < 400; ++i) {
+    std::string from;
+    switch (i % 4) {
+      case 0:
+        from = be64(rng() % 110000);
+        break;
+      case 1:
+        from = numbered("key", rng() % 6000);
+        break;
+      case 2:
+        from = std::next(model_.begin(), static_cast<long>(rng() % model_.size()))->first;
+        break;
+      default:
+        from = std::string(1 + rng() % 4, static_cast<char>(rng()));
+    }
+    const std::size_t limit = 1 + rng() % 40;
+    ASSERT_EQ(scan_engine(from, limit), scan_model(from, limit)) << "from #" << i;
+  }
+  EXPECT_EQ(scan_engine("", SIZE_MAX), scan_model("", SIZE_MAX));
+  EXPECT_TRUE(scan_engine(std::string(3, '\xff'), 10).empty());
+}
+
+TEST_F(WortTest, DeleteDownToEmptyAndReinsert) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 2000; ++i)
+    keys.push_back(numbered("item-", static_cast<std::uint64_t>(i * 7919 % 2000)));
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& k : keys) ASSERT_EQ(h_.put(k, model_), UpsertStatus::kInserted);
+    expect_matches_model();
+    std::mt19937 rng(static_cast<unsigned>(round));
+    std::shuffle(keys.begin(), keys.end(), rng);
+    for (const std::string& k : keys) ASSERT_TRUE(h_.del(k, model_));
+    EXPECT_EQ(h_.pool().root(), 0u) << "an empty tree resets the root field";
+    EXPECT_EQ(h_.engine().size(), 0u);
+    EXPECT_EQ(h_.allocator().stats().bytes_in_use, 0u) << "every node and item was freed";
+    EXPECT_EQ(h_.check(), "");
+  }
+}
+
+// With the heap exhausted, an insert that needs a node fails with nothing changed, while one
+// that only fills an empty slot (or replaces) still works.
+TEST_F(WortTest, OutOfMemoryChangesNothing) {
+  Harness small(pm::kMinPoolSize);
+  Model model;
+  for (std::uint64_t i = 0; i < 40; ++i) {
+    ASSERT_EQ(small.put(be64(i << 8), model), UpsertStatus::kInserted);
+  }
+  // 0x0001 collides with the leaf 0x0000 (needs a new node); 0x5000.. has an empty root slot.
+  const ItemRef needs_node = small.make_item(be64(0x0001));
+  const ItemRef empty_slot = small.make_item(be64(0x5ull << 60));
+  std::vector<std::uint64_t> filler;
+  for (std::size_t size : {std::size_t{64} << 10, std::size_t{144}, std::size_t{64}}) {
+    for (std::uint64_t b; (b = small.allocator().allocate(size)) != 0;) filler.push_back(b);
+  }
+  ASSERT_FALSE(filler.empty());
+  const Model before = small.contents();
+  const UpsertResult r = small.engine().upsert(be64(0x0001), needs_node);
+  EXPECT_EQ(r.status, UpsertStatus::kOutOfMemory);
+  EXPECT_EQ(small.contents(), before);
+  EXPECT_EQ(small.engine().size(), before.size());
+  EXPECT_EQ(small.engine().lookup(be64(0x0001)), kNoItem);
+  EXPECT_EQ(small.check(/*accounting=*/false), "");
+  EXPECT_EQ(small.engine().upsert(be64(0x5ull << 60), empty_slot).status, UpsertStatus::kInserted);
+  for (std::uint64_t b : filler) small.allocator().free(b);
+  EXPECT_EQ(small.engine().upsert(be64(0x0001), needs_node).status, UpsertStatus::kInserted);
+  EXPECT_EQ(small.engine().lookup(be64(0x0001)), needs_node);
+  EXPECT_EQ(small.check(), "");
+}
+
+// The write-optimal cost model: an insert into an empty slot is one line and one fence; a
+// replace is exactly one of each; a new node adds its three lines and one fence.
+TEST_F(WortTest, FlushesPerOperationFollowTheCostModel) {
+  std::vector<std::uint64_t> dense(20000);
+  for (std::size_t i = 0; i < dense.size(); ++i) dense[i] = i + 1;
+  std::shuffle(dense.begin(), dense.end(), std::mt19937_64(1));
+  std::vector<ItemRef> items;
+  for (std::uint64_t v : dense) items.push_back(h_.make_item(be64(v)));
+  pm::reset_counters();
+  for (std::size_t i = 0; i < dense.size(); ++i) {
+    ASSERT_EQ(h_.engine().upsert(be64(dense[i]), items[i]).status, UpsertStatus::kInserted);
+  }
+  for (std::size_t i = 0; i < 1000; ++i) {
+    ASSERT_EQ(h_.engine().upsert(be64(dense[i]), items[i]).status, UpsertStatus::kReplaced);
+  }
+  for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ(h_.engine().erase(be64(dense[i])), items[i]);
+  const pm::PersistTotals t = pm::totals();
+  const auto& ins = t.by_kind[static_cast<std::size_t>(pm::OpKind::kInsert)];
+  const auto& upd = t.by_kind[static_cast<std::size_t>(pm::OpKind::kUpdate)];
+  const auto& del = t.by_kind[static_cast<std::size_t>(pm::OpKind::kDelete)];
+  ASSERT_EQ(ins.operations, dense.size());
+  ASSERT_EQ(upd.operations, 1000u);
+  ASSERT_EQ(del.operations, 1000u);
+  // Dense: about one new node (3 lines + 1 fence) per 16 inserts.
+  const double lines_per_insert = static_cast<double>(ins.lines_flushed) / 20000.0;
+  EXPECT_GT(lines_per_insert, 1.0);
+  EXPECT_LT(lines_per_insert, 1.4);
+  EXPECT_LT(static_cast<double>(ins.fences) / 20000.0, 1.15);
+  EXPECT_EQ(upd.lines_flushed, 1000u);
+  EXPECT_EQ(upd.fences, 1000u);
+  EXPECT_GE(del.lines_flushed, 1000u);
+  EXPECT_LE(del.lines_flushed, 2000u);
+  for (std::size_t i = 1000; i < dense.size(); ++i) model_[be64(dense[i])] = items[i];
+  for (std::size_t i = 0; i < 1000; ++i) h_.free_item(items[i]);
+  expect_matches_model();
+}
+
+// Readers and writers at the same time (also run under ThreadSanitizer).
+TEST_F(WortTest, ConcurrentReadersAndWriters) {
+  std::vector<std::vector<std::pair<std::string, ItemRef>>> work(2);
+  for (int t = 0; t < 2; ++t) {
+    for (int i = 0; i < 3000; ++i) {
+      const std::string key = numbered(t == 0 ? "t0-" : "t1-", static_cast<std::uint64_t>(i));
+      work[static_cast<std::size_t>(t)].emplace_back(key, h_.make_item(key));
+    }
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (const auto& [key, ref] : work[static_cast<std::size_t>(t)]) {
+        EXPECT_EQ(h_.engine().upsert(key, ref).status, UpsertStatus::kInserted);
+        EXPECT_EQ(h_.engine().lookup(key), ref);
+      }
+      for (std::size_t i = 0; i < work[static_cast<std::size_t>(t)].size(); i += 2) {
+        EXPECT_NE(h_.engine().erase(work[static_cast<std::size_t>(t)][i].first), kNoItem);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    for (int i = 0; i < 50; ++i) {
+      std::string previous;
+      h_.engine().scan("t", [&](std::string_view key, ItemRef) {
+        EXPECT_LT(previous, key);
+        previous = key;
+        return true;
+      });
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(h_.engine().size(), 3000u);
+  for (const auto& list : work) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (i % 2 == 0) {
+        h_.free_item(list[i].second);
+      } else {
+        model_[list[i].first] = list[i].second;
+      }
+    }
+  }
+  expect_matches_model();
+}
+
+}  // namespace
+}  // namespace pmcached::engine::wort::testing
