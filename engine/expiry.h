@@ -51,6 +51,9 @@ class FlushState {
     return last_update <= oldest_live || (oldest_cas != 0 && cas != 0 && cas < oldest_cas);
   }
 
+  [[nodiscard]] std::int64_t oldest_live() const noexcept { return oldest_live_.load(); }
+  [[nodiscard]] std::uint64_t oldest_cas() const noexcept { return oldest_cas_.load(); }
+
  private:
   std::atomic<std::int64_t> oldest_live_{0};
   std::atomic<std::uint64_t> oldest_cas_{0};

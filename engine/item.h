@@ -1,22 +1,24 @@
 // Item records: the store's layout of one cached item, in ONE allocation.
 //
-// Layout version 1 (the persistent item heap that replaces malloc later keeps it):
+// Layout version 1 (the same in DRAM and in a persistent pool):
 //   offset  0  u32 value_size
 //   offset  4  u8  key_size (1..250)
 //   offset  5  u8  bits: kFetched, kStale, kTokenSent, kReferenced
 //   offset  6  u16 reserved (0)
 //   offset  8  u32 client_flags
-//   offset 12  u32 reserved (0)
+//   offset 12  u32 checksum     XXH32 of the immutable part (see item_checksum)
 //   offset 16  i64 exptime      absolute Unix seconds, 0 = never
 //   offset 24  u64 cas
 //   offset 32  i64 last_update  Unix seconds of the store that built the record
 //   offset 40  i64 last_access  Unix seconds of the last bumping access
 //   offset 48  key bytes, then value bytes (no terminator)
-// The ItemRef handed to index engines is the record's address.
+// The ItemRef handed to index engines is given by the ItemHeap (item_heap.h).
 //
 // Thread safety: a record is immutable once published, except its access metadata (bits,
-// last_access, exptime on touch, cas on invalidate), which is changed only while holding the
-// stripe lock of its key. Every reader holds that lock too, so plain fields suffice.
+// last_access, and exptime on touch), which is changed only while holding the stripe lock of its
+// key. Every reader holds that lock too, so plain fields suffice.
+// Durability (persistent heaps): a record is sealed and persisted before it is published; a
+// touch persists the 8-byte exptime in place; bits and last_access are hints, never flushed.
 #pragma once
 
 #include <cstddef>
@@ -41,7 +43,7 @@ struct ItemHeader {
   std::uint8_t bits = 0;
   std::uint16_t reserved0 = 0;
   std::uint32_t client_flags = 0;
-  std::uint32_t reserved1 = 0;
+  std::uint32_t checksum = 0;
   std::int64_t exptime = 0;
   std::uint64_t cas = 0;
   std::int64_t last_update = 0;
@@ -77,26 +79,12 @@ static_assert(sizeof(ItemHeader) == 48, "item layout version 1 has a 48-byte hea
   return 48 + 8 + key_size + 1 + (client_flags != 0 ? 4 : 0) + value_size + 2;
 }
 
-// Allocates a record with `key` copied in and room for `value_size` value bytes (left
-// uninitialised); every other header field is zero. Returns nullptr when out of memory.
-[[nodiscard]] inline ItemHeader* allocate_item(std::string_view key,
-                                               std::size_t value_size) noexcept {
-  void* raw = std::malloc(item_record_size(key.size(), value_size));
-  if (raw == nullptr) return nullptr;
-  auto* item = new (raw) ItemHeader{};
-  item->key_size = static_cast<std::uint8_t>(key.size());
-  item->value_size = static_cast<std::uint32_t>(value_size);
-  std::memcpy(item->key_data(), key.data(), key.size());
-  return item;
-}
-
-inline void free_item(ItemHeader* item) noexcept { std::free(item); }
-
-[[nodiscard]] inline ItemRef to_ref(const ItemHeader* item) noexcept {
-  return reinterpret_cast<ItemRef>(item);
-}
-[[nodiscard]] inline ItemHeader* from_ref(ItemRef ref) noexcept {
-  return reinterpret_cast<ItemHeader*>(ref);
+// The record's checksum over its immutable part (sizes, client flags, key, value); the
+// mutable access metadata (bits, exptime, cas, times) is not covered. Stored in `checksum`.
+[[nodiscard]] std::uint32_t item_checksum(const ItemHeader& item) noexcept;
+inline void seal_item(ItemHeader& item) noexcept { item.checksum = item_checksum(item); }
+[[nodiscard]] inline bool item_intact(const ItemHeader& item) noexcept {
+  return item.checksum == item_checksum(item);
 }
 
 }  // namespace pmcached::engine

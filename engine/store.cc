@@ -38,7 +38,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
         const std::size_t size = item_record_size(key.size(), 0);
         if (!try_reserve(size)) {
           need = size;
-        } else if ((item = allocate_item(key, 0)) == nullptr) {
+        } else if ((item = heap.allocate_item(key, 0)) == nullptr) {
           release(size);
         } else {
           item->exptime = to_absolute_exptime(*request.vivify_ttl, now);
@@ -61,7 +61,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
         }
         stripe.add(touching ? Counter::kTouchHits : Counter::kGetHits);
 
-        if (touching) item->exptime = to_absolute_exptime(*request.touch_exptime, now);
+        if (touching) set_exptime(*item, to_absolute_exptime(*request.touch_exptime, now));
         const bool token_sent = item->has(ItemHeader::kTokenSent);
         const bool stale = item->has(ItemHeader::kStale);
         if (request.recache_below && !out.vivified && !token_sent && item->exptime != 0 &&
@@ -124,7 +124,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
   // outside the critical section.
   ItemHeader* fresh = nullptr;
   if (!concat) {
-    fresh = allocate_item(key, request.value.size());
+    fresh = heap.allocate_item(key, request.value.size());
     if (fresh == nullptr) {
       if (request.mode == StoreMode::kSet) drop_key(key);
       out.status = StoreStatus::kOutOfMemory;
@@ -164,7 +164,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
             // ms N: an append to a miss creates the item with the N ttl.
             if (!request.vivify_ttl) {
               status = StoreStatus::kNotStored;
-            } else if ((record = allocate_item(key, request.value.size())) == nullptr) {
+            } else if ((record = heap.allocate_item(key, request.value.size())) == nullptr) {
               status = StoreStatus::kNotStored;
             } else {
               std::memcpy(record->value_data(), request.value.data(), request.value.size());
@@ -205,7 +205,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
             const std::string_view old_value = old->value();
             const std::size_t total = old_value.size() + request.value.size();
             if (memcached_item_size(key.size(), total, old->client_flags) > options.item_size_max ||
-                (record = allocate_item(key, total)) == nullptr) {
+                (record = heap.allocate_item(key, total)) == nullptr) {
               status = StoreStatus::kNotStored;  // memcached: the combined item fails
               break;
             }
@@ -235,7 +235,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
         const std::size_t reserve =
             growth(record->record_size(), old == nullptr ? 0 : old->record_size());
         if (!try_reserve(reserve)) {
-          if (record != fresh) free_item(record);
+          if (record != fresh) heap.free(record);
           if (may_grow) {
             need = reserve;
           } else {
@@ -261,7 +261,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
     if (attempt >= kRoomAttempts || !make_room(need)) may_grow = false;
   }
 
-  if (fresh != nullptr) free_item(fresh);
+  if (fresh != nullptr) heap.free(fresh);
   if (status == StoreStatus::kOutOfMemory && request.mode == StoreMode::kSet) drop_key(key);
   out.status = status;
   return out;
@@ -270,8 +270,15 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Facade
 
-Store::Store(std::unique_ptr<IndexEngine> engine, const Clock& clock, StoreOptions options)
-    : impl_(std::make_unique<Impl>(std::move(engine), clock, options)) {}
+Store::Store(std::unique_ptr<IndexEngine> engine, const Clock& clock, StoreOptions options) {
+  std::unique_ptr<ItemHeap> heap = make_dram_heap();
+  ItemHeap& heap_ref = *heap;
+  impl_ = std::make_unique<Impl>(std::move(engine), std::move(heap), heap_ref, clock, options);
+}
+
+Store::Store(std::unique_ptr<IndexEngine> engine, ItemHeap& heap, const Clock& clock,
+             StoreOptions options)
+    : impl_(std::make_unique<Impl>(std::move(engine), nullptr, heap, clock, options)) {}
 
 Store::~Store() = default;
 
@@ -287,6 +294,9 @@ StoreStatus Store::touch(std::string_view key, std::int64_t exptime) noexcept {
   return impl_->touch(key, exptime);
 }
 void Store::flush_all(std::int64_t delay_seconds) noexcept { impl_->flush_all(delay_seconds); }
+std::size_t Store::reclaim_expired(std::size_t max_visits) noexcept {
+  return impl_->reclaim_dead(max_visits);
+}
 void Store::reset_stats() noexcept { impl_->reset_stats(); }
 StoreStats Store::stats() const noexcept { return impl_->stats(); }
 const IndexEngine& Store::engine() const noexcept { return *impl_->engine; }
@@ -295,6 +305,8 @@ std::int64_t Store::absolute_exptime(std::int64_t client_exptime) const noexcept
   return to_absolute_exptime(client_exptime, now());
 }
 std::int64_t Store::now() const noexcept { return impl_->clock.now(); }
-std::string_view Store::key_of(ItemRef ref) noexcept { return from_ref(ref)->key(); }
+std::string_view Store::key_of(ItemRef ref) noexcept {
+  return reinterpret_cast<const ItemHeader*>(ref)->key();
+}
 
 }  // namespace pmcached::engine

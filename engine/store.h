@@ -25,6 +25,10 @@
 #include "engine/clock.h"
 #include "engine/index_engine.h"
 
+namespace pmcached::pm {
+class Allocator;
+}  // namespace pmcached::pm
+
 namespace pmcached::engine {
 
 inline constexpr std::size_t kMaxKeyLength = 250;
@@ -128,6 +132,9 @@ struct StoreOptions {
   std::size_t item_size_max = 1u << 20;        // -I: largest item (header + key + value)
   bool evict_when_full = true;                 // false with -M
   std::size_t lock_stripes = 1024;
+  // Test-only: publish records without persisting them first, a deliberately broken order
+  // that the crash-simulator tests must catch. Never set outside tests.
+  bool unsafe_skip_record_persist_for_tests = false;
 };
 
 // Counters for `stats` and `stats items`.
@@ -148,9 +155,26 @@ struct StoreStats {
   std::uint64_t cas_hits = 0, cas_misses = 0, cas_badval = 0;
 };
 
+// What recover() found in a persistent pool.
+struct RecoveryReport {
+  std::uint64_t items_recovered = 0;  // live items indexed
+  std::uint64_t bytes_live = 0;       // their record bytes
+  std::uint64_t items_dropped = 0;    // corrupt items removed (each one logged by the caller)
+  std::uint64_t index_blocks = 0;     // index nodes the engine owns
+  std::int64_t time_us = 0;           // how long recovery took
+  std::vector<std::string> problems;  // one line per corrupt item or reference
+};
+
+class ItemHeap;
+
 class Store {
  public:
+  // A volatile store: item records in ordinary memory. The engine's key_of must be key_of().
   Store(std::unique_ptr<IndexEngine> engine, const Clock& clock, StoreOptions options);
+  // A store whose records live in `heap` (a persistent pool's heap); the engine's key_of must
+  // read keys through `heap`. The heap outlives the store.
+  Store(std::unique_ptr<IndexEngine> engine, ItemHeap& heap, const Clock& clock,
+        StoreOptions options);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -173,6 +197,10 @@ class Store {
   // flush_all [delay]: items stored before the flush time become invisible then.
   void flush_all(std::int64_t delay_seconds) noexcept;
 
+  // Background sweep: reclaims expired and flushed items, visiting at most `max_visits` keys
+  // from where the previous sweep stopped (it wraps around). Returns how many it reclaimed.
+  std::size_t reclaim_expired(std::size_t max_visits) noexcept;
+
   // Resets the counters of `stats reset`.
   void reset_stats() noexcept;
 
@@ -186,6 +214,12 @@ class Store {
 
   // The Unix time the store considers "now".
   [[nodiscard]] std::int64_t now() const noexcept;
+
+  // Persistent stores, once after opening an existing pool and before serving: repairs the
+  // engine, checks every item (dropping corrupt ones), rebuilds the allocator's free space,
+  // and restores the cas counter and flush_all state from the superblock. Throws
+  // std::runtime_error if the index structure itself is corrupt (the pool must not be used).
+  [[nodiscard]] RecoveryReport recover(pm::Allocator& allocator);
 
   // The key bytes of an item reference made by a Store, for EngineContext::key_of (engines
   // that keep keys out of line compare through it). Valid while the item is published.

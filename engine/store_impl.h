@@ -22,13 +22,16 @@
 
 #include "engine/expiry.h"
 #include "engine/item.h"
+#include "engine/item_heap.h"
 #include "engine/lock_stripes.h"
+#include "engine/pm/persistence.h"
 #include "engine/store.h"
 
 namespace pmcached::engine {
 
 struct Store::Impl {
-  Impl(std::unique_ptr<IndexEngine> index, const Clock& time_source, StoreOptions opts);
+  Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<ItemHeap> own_heap, ItemHeap& item_heap,
+       const Clock& time_source, StoreOptions opts);
   ~Impl();
 
   // --- operations (one per public Store method) ---
@@ -61,9 +64,16 @@ struct Store::Impl {
     return new_size > old_size ? new_size - old_size : 0;
   }
 
+  // The next cas value. With a pool, values up to the persisted high-water mark may be
+  // handed out; reaching it persists a new mark first, so no cas repeats after a restart.
   std::uint64_t next_cas() noexcept {
-    return cas_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+    const std::uint64_t cas = cas_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (cas >= cas_reserved.load(std::memory_order_acquire)) reserve_cas(cas);
+    return cas;
   }
+  void reserve_cas(std::uint64_t cas) noexcept;
+  // How many cas values one persisted high-water mark covers.
+  static constexpr std::uint64_t kCasBatch = 1u << 20;
   // The cas for a new or modified item: meta E(token) if given, else the next counter value.
   std::uint64_t cas_for(const std::optional<std::uint64_t>& explicit_cas) noexcept {
     return explicit_cas ? *explicit_cas : next_cas();
@@ -81,10 +91,23 @@ struct Store::Impl {
   // Reclaims dead items and, if allowed, evicts live ones in CLOCK order until `bytes` more
   // fit. Must be called with no stripe mutex held. False if no room could be made.
   bool make_room(std::size_t bytes) noexcept;
-  // Collects up to kClockBatch keys from the hand onwards (wrapping) and moves the hand.
+  // Collects up to kClockBatch keys from the CLOCK hand onwards (wrapping) and moves it.
   void collect_clock_batch(std::vector<std::string>& batch);
+  // The same for any hand; the caller holds the hand's mutex.
+  void collect_batch(std::string& cursor, std::vector<std::string>& batch);
+  // The background sweep: unlinks expired and flushed items, visiting at most `max_visits`
+  // keys from where the last sweep stopped. Returns how many it reclaimed.
+  std::size_t reclaim_dead(std::size_t max_visits) noexcept;
   // One CLOCK step on `key`; true if its record was freed.
   bool clock_visit(const std::string& key, std::int64_t now) noexcept;
+
+  // Changes a published item's expiry in place: one aligned 8-byte store, persisted (a touch
+  // is acknowledged, so it must survive a crash).
+  void set_exptime(ItemHeader& item, std::int64_t exptime) noexcept {
+    item.exptime = exptime;
+    pm::OpScope scope(pm::OpKind::kItem);
+    heap.persist(&item.exptime, sizeof item.exptime);
+  }
 
   // Unlinks `key` if present (memcached drops the old value when a set fails).
   void drop_key(std::string_view key) noexcept;
@@ -94,12 +117,16 @@ struct Store::Impl {
   // Keys collected per CLOCK batch.
   static constexpr std::size_t kClockBatch = 32;
 
+  std::unique_ptr<ItemHeap> owned_heap;  // the DRAM heap of a store made without one
+  ItemHeap& heap;
   std::unique_ptr<IndexEngine> engine;
   const Clock& clock;
   const StoreOptions options;
   LockStripes stripes;
 
   alignas(64) std::atomic<std::uint64_t> cas_counter{0};
+  std::atomic<std::uint64_t> cas_reserved{UINT64_MAX};  // a pool's persisted high-water mark
+  std::mutex cas_mutex;
   alignas(64) std::atomic<std::size_t> used_bytes{0};  // header+key+value of live records
   alignas(64) FlushState flush_state;
   std::atomic<std::uint64_t> cmd_flush{0};
@@ -107,6 +134,9 @@ struct Store::Impl {
   // CLOCK hand: the key the next eviction batch starts from ("" = the beginning).
   alignas(64) std::mutex hand_mutex;
   std::string hand;
+  // The expiry sweep's own hand, so it does not disturb the CLOCK.
+  std::mutex sweep_mutex;
+  std::string sweep_hand;
 };
 
 }  // namespace pmcached::engine

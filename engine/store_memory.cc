@@ -3,14 +3,37 @@
 #include <new>
 #include <vector>
 
+#include "engine/pm/persistence.h"
+#include "engine/pm/pool.h"
 #include "engine/store_impl.h"
 
 namespace pmcached::engine {
 
-Store::Impl::Impl(std::unique_ptr<IndexEngine> index, const Clock& time_source, StoreOptions opts)
-    : engine(std::move(index)), clock(time_source), options(opts), stripes(opts.lock_stripes) {}
+Store::Impl::Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<ItemHeap> own_heap,
+                  ItemHeap& item_heap, const Clock& time_source, StoreOptions opts)
+    : owned_heap(std::move(own_heap)),
+      heap(item_heap),
+      engine(std::move(index)),
+      clock(time_source),
+      options(opts),
+      stripes(opts.lock_stripes) {
+  // A persistent store persists a cas high-water mark before handing out its first cas.
+  if (heap.pool() != nullptr) cas_reserved.store(0, std::memory_order_relaxed);
+}
+
+void Store::Impl::reserve_cas(std::uint64_t cas) noexcept {
+  pm::Pool* pool = heap.pool();
+  if (pool == nullptr) return;
+  std::lock_guard lock(cas_mutex);
+  if (cas < cas_reserved.load(std::memory_order_relaxed)) return;  // another thread did it
+  const std::uint64_t mark = cas + kCasBatch;
+  pool->set_cas_high_water(mark);
+  cas_reserved.store(mark, std::memory_order_release);
+}
 
 Store::Impl::~Impl() {
+  // A persistent heap keeps its records: they are the data that the next start recovers.
+  if (heap.pool() != nullptr) return;
   // Collect first, free after the engine is gone: an engine may read keys through records.
   std::vector<ItemRef> refs;
   try {
@@ -23,14 +46,14 @@ Store::Impl::~Impl() {
     // Out of memory at shutdown: leak rather than crash.
   }
   engine.reset();
-  for (ItemRef ref : refs) free_item(from_ref(ref));
+  for (ItemRef ref : refs) heap.free(heap.item(ref));
 }
 
 ItemHeader* Store::Impl::find_live(std::string_view key, Stripe& stripe,
                                    std::int64_t now) noexcept {
   const ItemRef ref = engine->lookup(key);
   if (ref == kNoItem) return nullptr;
-  ItemHeader* item = from_ref(ref);
+  ItemHeader* item = heap.item(ref);
   if (is_flushed(*item, now)) {
     unlink(key, item, stripe);
     stripe.add(Counter::kGetFlushed);
@@ -48,19 +71,25 @@ void Store::Impl::unlink(std::string_view key, ItemHeader* item, Stripe& stripe)
   (void)engine->erase(key);
   release(item->record_size());
   stripe.sub(Counter::kCurrItems);
-  free_item(item);
+  heap.free(item);
 }
 
 bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved,
                           Stripe& stripe) noexcept {
-  const UpsertResult result = engine->upsert(fresh->key(), to_ref(fresh));
+  // Durability order: the whole record reaches persistence before the index publishes it.
+  seal_item(*fresh);
+  if (!options.unsafe_skip_record_persist_for_tests) {
+    pm::OpScope scope(pm::OpKind::kItem);
+    heap.persist(fresh, fresh->record_size());
+  }
+  const UpsertResult result = engine->upsert(fresh->key(), heap.ref_of(fresh));
   if (result.status == UpsertStatus::kOutOfMemory) {
     release(reserved);
-    free_item(fresh);
+    heap.free(fresh);
     return false;
   }
   // Under the stripe lock nobody else can have changed the key: previous is `old`.
-  ItemHeader* previous = from_ref(result.previous);
+  ItemHeader* previous = result.previous == kNoItem ? nullptr : heap.item(result.previous);
   assert(previous == old);
   (void)old;
   stripe.add(Counter::kTotalItems);
@@ -71,7 +100,7 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
   const std::size_t fresh_size = fresh->record_size();
   const std::size_t old_size = previous->record_size();
   if (old_size > fresh_size) release(old_size - fresh_size);
-  free_item(previous);
+  heap.free(previous);
   return true;
 }
 
@@ -91,7 +120,11 @@ void Store::Impl::release(std::size_t n) noexcept {
 
 void Store::Impl::collect_clock_batch(std::vector<std::string>& batch) {
   std::lock_guard lock(hand_mutex);
-  const std::string start = hand;
+  collect_batch(hand, batch);
+}
+
+void Store::Impl::collect_batch(std::string& cursor, std::vector<std::string>& batch) {
+  const std::string start = cursor;
   bool first = true;
   // From the hand to the end; the hand's own key was visited by the previous batch.
   engine->scan(start, [&](std::string_view key, ItemRef) {
@@ -110,7 +143,7 @@ void Store::Impl::collect_clock_batch(std::vector<std::string>& batch) {
       return batch.size() < kClockBatch;
     });
   }
-  if (!batch.empty()) hand = batch.back();  // claims the batch
+  if (!batch.empty()) cursor = batch.back();  // claims the batch
 }
 
 bool Store::Impl::clock_visit(const std::string& key, std::int64_t now) noexcept {
@@ -118,7 +151,7 @@ bool Store::Impl::clock_visit(const std::string& key, std::int64_t now) noexcept
   std::lock_guard lock(stripe.mutex);
   const ItemRef ref = engine->lookup(key);
   if (ref == kNoItem) return false;
-  ItemHeader* item = from_ref(ref);
+  ItemHeader* item = heap.item(ref);
   const bool fetched = item->has(ItemHeader::kFetched);
   if (is_dead(*item, now)) {
     stripe.add(Counter::kReclaimed);
@@ -171,11 +204,43 @@ bool Store::Impl::make_room(std::size_t n) noexcept {
   return fits();
 }
 
+std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
+  std::size_t reclaimed = 0;
+  try {
+    std::vector<std::string> batch;
+    for (std::size_t visits = 0; visits < max_visits;) {
+      batch.clear();
+      {
+        std::lock_guard lock(sweep_mutex);
+        collect_batch(sweep_hand, batch);
+      }
+      if (batch.empty()) break;
+      const std::int64_t now = clock.now();
+      for (const std::string& key : batch) {
+        ++visits;
+        Stripe& stripe = stripes.for_key(key);
+        std::lock_guard lock(stripe.mutex);
+        const ItemRef ref = engine->lookup(key);
+        if (ref == kNoItem) continue;
+        ItemHeader* item = heap.item(ref);
+        if (!is_dead(*item, now)) continue;
+        stripe.add(Counter::kReclaimed);
+        if (!item->has(ItemHeader::kFetched)) stripe.add(Counter::kExpiredUnfetched);
+        unlink(key, item, stripe);
+        ++reclaimed;
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    // Try again at the next sweep.
+  }
+  return reclaimed;
+}
+
 void Store::Impl::drop_key(std::string_view key) noexcept {
   Stripe& stripe = stripes.for_key(key);
   std::lock_guard lock(stripe.mutex);
   const ItemRef ref = engine->lookup(key);
-  if (ref != kNoItem) unlink(key, from_ref(ref), stripe);
+  if (ref != kNoItem) unlink(key, heap.item(ref), stripe);
 }
 
 StoreStats Store::Impl::stats() const noexcept {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/pm/pool.h"
 #include "engine/store_impl.h"
 
 namespace pmcached::engine {
@@ -60,7 +61,7 @@ StoreStatus Store::Impl::remove(const DeleteRequest& request) noexcept {
   if (request.drop_value) {
     // md x: replace by an empty item (a tombstone) that keeps the cas unless E gives one.
     // The record is smaller, so no memory has to be reserved.
-    ItemHeader* empty = allocate_item(key, 0);
+    ItemHeader* empty = heap.allocate_item(key, 0);
     if (empty == nullptr) return StoreStatus::kOutOfMemory;
     empty->exptime = request.exptime ? to_absolute_exptime(*request.exptime, now) : 0;
     empty->cas = request.new_cas.value_or(item->cas);
@@ -69,11 +70,16 @@ StoreStatus Store::Impl::remove(const DeleteRequest& request) noexcept {
     item = empty;
   }
   if (request.invalidate) {
-    // md I: keep the item, mark it stale, new cas; the next reader may win again.
-    if (request.exptime) item->exptime = to_absolute_exptime(*request.exptime, now);
-    item->bits |= ItemHeader::kStale;
-    item->bits &= static_cast<std::uint8_t>(~ItemHeader::kTokenSent);
-    item->cas = cas_for(request.new_cas);
+    // md I: keep the item, mark it stale, new cas; the next reader may win again. Three fields
+    // change, so a copy is published (failure-atomic) rather than editing in place.
+    ItemHeader* stale = heap.allocate_item(key, item->value_size);
+    if (stale == nullptr) return StoreStatus::kOutOfMemory;
+    std::memcpy(stale, item, item->record_size());
+    if (request.exptime) stale->exptime = to_absolute_exptime(*request.exptime, now);
+    stale->bits |= ItemHeader::kStale;
+    stale->bits &= static_cast<std::uint8_t>(~ItemHeader::kTokenSent);
+    stale->cas = cas_for(request.new_cas);
+    if (!publish(stale, item, 0, stripe)) return StoreStatus::kOutOfMemory;
     return StoreStatus::kDeleted;
   }
   stripe.add(Counter::kDeleteHits);
@@ -114,7 +120,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
             return out;
           }
         } else {
-          ItemHeader* item = allocate_item(key, len);
+          ItemHeader* item = heap.allocate_item(key, len);
           if (item == nullptr) {
             release(size);
             out.status = StoreStatus::kOutOfMemory;
@@ -162,7 +168,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
             return out;
           }
         } else {
-          ItemHeader* item = allocate_item(key, value_size);
+          ItemHeader* item = heap.allocate_item(key, value_size);
           if (item == nullptr) {
             release(reserve);
             out.status = StoreStatus::kOutOfMemory;
@@ -207,7 +213,7 @@ StoreStatus Store::Impl::touch(std::string_view key, std::int64_t exptime) noexc
     return StoreStatus::kNotFound;
   }
   stripe.add(Counter::kTouchHits);
-  item->exptime = to_absolute_exptime(exptime, now);
+  set_exptime(*item, to_absolute_exptime(exptime, now));
   item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;  // memcached's touch bumps
   item->last_access = now;
   return StoreStatus::kTouched;
@@ -219,7 +225,11 @@ void Store::Impl::flush_all(std::int64_t delay_seconds) noexcept {
   const std::int64_t now = clock.now();
   const std::int64_t new_oldest = delay_seconds > 0 ? to_absolute_exptime(delay_seconds, now) : now;
   const std::int64_t oldest_live = new_oldest - 1;
-  flush_state.flush(oldest_live, oldest_live <= now ? next_cas() : 0);
+  const std::uint64_t oldest_cas = oldest_live <= now ? next_cas() : 0;
+  flush_state.flush(oldest_live, oldest_cas);
+  if (pm::Pool* pool = heap.pool()) {
+    pool->set_flush_state(flush_state.oldest_live(), flush_state.oldest_cas());
+  }
   cmd_flush.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -1,0 +1,65 @@
+// ItemHeap: where the store's item records live — ordinary memory, or a persistent pool.
+//
+// The store builds a record (ItemHeader + key + value, engine/item.h) in a block from the heap,
+// seals it (checksum) and makes it durable with persist() BEFORE the index publishes its
+// reference; a record is freed only after the index no longer refers to it. An ItemRef is
+// whatever the heap says: a pointer for DRAM, a pool offset for PM (stable across restarts).
+//
+// Thread safety: allocate/free are thread-safe; a record is accessed under its key's stripe
+// lock (see store_impl.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "engine/index_engine.h"
+#include "engine/item.h"
+
+namespace pmcached::pm {
+class Pool;
+class Allocator;
+}  // namespace pmcached::pm
+
+namespace pmcached::engine {
+
+class ItemHeap {
+ public:
+  virtual ~ItemHeap() = default;
+
+  // A block of `size` bytes, or nullptr when the heap is full.
+  [[nodiscard]] virtual ItemHeader* allocate(std::size_t size) noexcept = 0;
+  virtual void free(ItemHeader* item) noexcept = 0;
+
+  [[nodiscard]] virtual ItemRef ref_of(const ItemHeader* item) const noexcept = 0;
+  [[nodiscard]] virtual ItemHeader* item(ItemRef ref) const noexcept = 0;
+
+  // Makes [addr, addr+len) durable (flush + fence); a no-op for DRAM.
+  virtual void persist(const void* addr, std::size_t len) noexcept = 0;
+
+  // The pool behind a persistent heap (superblock: cas high-water mark, flush_all state);
+  // nullptr for DRAM.
+  [[nodiscard]] virtual pm::Pool* pool() const noexcept { return nullptr; }
+
+  // The key of a record, for EngineContext::key_of. A reference that cannot be a record of
+  // this heap (a corrupt pool) gives an empty key rather than a read out of bounds.
+  [[nodiscard]] std::string_view key_of(ItemRef ref) const noexcept {
+    return plausible(ref) ? item(ref)->key() : std::string_view();
+  }
+
+  // Whether `ref` can be a record of this heap: aligned, and header, key and value in bounds.
+  [[nodiscard]] virtual bool plausible(ItemRef ref) const noexcept = 0;
+
+  // Allocates a record for `key` with room for `value_size` value bytes (left uninitialised);
+  // every other header field is zero.
+  [[nodiscard]] ItemHeader* allocate_item(std::string_view key, std::size_t value_size) noexcept;
+};
+
+// Records in ordinary memory (malloc); ItemRef = address. Nothing is durable.
+[[nodiscard]] std::unique_ptr<ItemHeap> make_dram_heap();
+
+// Records in a pool's heap; ItemRef = pool offset. Both must outlive the heap.
+[[nodiscard]] std::unique_ptr<ItemHeap> make_pm_heap(pm::Pool& pool, pm::Allocator& allocator);
+
+}  // namespace pmcached::engine

@@ -1,0 +1,106 @@
+// Store::recover(): bringing a persistent pool back into service after a start or a crash.
+//
+// Order: the engine repairs itself (e.g. WORT's header repair); the allocator rebuilds from
+// what is reachable (the engine's nodes, then every indexed item that is intact); corrupt items
+// (checksum failures) are unlinked and reported, while a broken structure (an index reference
+// that is not an allocated block) makes recover() throw, so the pool is refused, not served; the cas counter resumes above both the persisted high-water mark
+// and every item's cas; the flush_all state is restored from the superblock.
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/pm/allocator.h"
+#include "engine/pm/persistence.h"
+#include "engine/pm/pool.h"
+#include "engine/store_impl.h"
+
+namespace pmcached::engine {
+namespace {
+
+std::string describe(std::uint64_t offset, std::string_view why) {
+  return "item at pool offset " + std::to_string(offset) + " " + std::string(why) + "; dropped";
+}
+
+}  // namespace
+
+RecoveryReport Store::recover(pm::Allocator& allocator) {
+  Impl& s = *impl_;
+  RecoveryReport report;
+  const auto started = std::chrono::steady_clock::now();
+  pm::Pool* pool = s.heap.pool();
+  pm::OpScope scope(pm::OpKind::kRecovery);
+
+  s.engine->recover();
+  allocator.begin_rebuild();
+  // A broken index structure cannot be repaired item by item: the pool is refused.
+  std::string structural;
+  s.engine->for_each_block([&](std::uint64_t offset) {
+    if (allocator.mark_reachable(offset)) {
+      ++report.index_blocks;
+    } else if (structural.empty()) {
+      structural = "index node at pool offset " + std::to_string(offset) +
+                   " is not an allocated block";
+    }
+  });
+
+  // Check every indexed item. A reference outside the allocator's blocks, or a record that
+  // does not fit its block, is not read further; a record whose checksum fails is unlinked.
+  std::uint64_t max_cas = 0;
+  std::vector<std::string> corrupt_keys;      // unlink these
+  std::vector<std::uint64_t> corrupt_blocks;  // marked blocks of corrupt items
+  s.engine->scan("", [&](std::string_view key, ItemRef ref) {
+    if (!s.heap.plausible(ref) || !allocator.mark_reachable(ref)) {
+      if (structural.empty()) {
+        structural = "the index refers to pool offset " + std::to_string(ref) +
+                     ", which is not an item";
+      }
+      return false;
+    }
+    const ItemHeader* item = s.heap.item(ref);
+    if (item->record_size() > allocator.block_size(ref) || !item_intact(*item)) {
+      report.problems.push_back(describe(ref, "fails its checksum"));
+      ++report.items_dropped;
+      corrupt_keys.emplace_back(key);
+      corrupt_blocks.push_back(ref);
+      return true;
+    }
+    ++report.items_recovered;
+    report.bytes_live += item->record_size();
+    if (item->cas > max_cas) max_cas = item->cas;
+    return true;
+  });
+  if (!structural.empty()) {
+    throw std::runtime_error("pool is corrupt: " + structural);
+  }
+
+  // Unlink corrupt items. A block is freed only if its item really left the index: when the
+  // corruption is in the key bytes the engine may not find it, and the block stays owned.
+  std::vector<std::uint64_t> to_free;
+  for (std::size_t i = 0; i < corrupt_keys.size(); ++i) {
+    const ItemRef removed = s.engine->erase(corrupt_keys[i]);
+    if (removed == kNoItem) continue;
+    for (std::uint64_t block : corrupt_blocks) {
+      if (block == removed) to_free.push_back(block);
+    }
+  }
+  allocator.finish_rebuild();
+  for (std::uint64_t offset : to_free) allocator.free(offset);
+
+  s.used_bytes.store(report.bytes_live, std::memory_order_relaxed);
+  s.stripes.for_key("").add(Counter::kCurrItems, report.items_recovered);
+  std::uint64_t next = max_cas;
+  if (pool != nullptr) {
+    if (pool->cas_high_water() > next) next = pool->cas_high_water();
+    if (pool->flush_cas() > next) next = pool->flush_cas();
+    s.flush_state.flush(pool->flush_time(), pool->flush_cas());
+  }
+  s.cas_counter.store(next, std::memory_order_relaxed);
+  s.cas_reserved.store(0, std::memory_order_relaxed);  // the next cas persists a new mark
+  report.time_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  return report;
+}
+
+}  // namespace pmcached::engine
