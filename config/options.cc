@@ -34,8 +34,11 @@ struct OptionError {
 }
 
 // The raw text of every option that needs converting, as CLI11 found it.
+// Emulated latencies beyond 1 ms per line are a typo, not an experiment.
+constexpr std::uint64_t kMaxPmLatencyNs = 1'000'000;
+
 struct RawOptions {
-  std::string port, threads, conn_limit, memory_limit, item_size, udp_port;
+  std::string port, threads, conn_limit, memory_limit, item_size, udp_port, pm_latency;
   int verbosity = 0;
 };
 
@@ -130,9 +133,15 @@ void add_options(CLI::App& app, Options& options, RawOptions& raw, bool& version
       ->type_name("PORT");
   app.add_flag("-v,--verbose", raw.verbosity, "Verbose logging; -vv for more");
   app.add_flag("-A,--enable-shutdown", options.enable_shutdown, "Allow the \"shutdown\" command");
-  app.add_option("--engine", options.engine, "Index engine; default dram")->type_name("NAME");
+  app.add_option("--engine", options.engine, "Index engine; default wort")->type_name("NAME");
   app.add_option("--pool", options.pool_path, "Pool file; default data/pmcached.pool")
       ->type_name("PATH");
+  app.add_option("--pm-flush", options.pm_flush,
+                 "Cache-line flush instruction: clflush, clflushopt, clwb or auto (default)")
+      ->type_name("INSN");
+  app.add_option("--pm-write-latency-ns", raw.pm_latency,
+                 "Emulated PM write latency: busy-wait N ns per flushed line; default 0")
+      ->type_name("N");
 }
 
 // Converts and checks the raw strings; throws OptionError on the first bad value.
@@ -168,6 +177,14 @@ void convert(const CLI::App& app, const RawOptions& raw, Options& options) {
   if (options.listen_address.empty()) fail("--listen", "the address is empty");
   if (options.engine.empty()) fail("--engine", "the name is empty");
   if (options.pool_path.empty()) fail("--pool", "the path is empty");
+  if (options.pm_flush != "auto" && options.pm_flush != "clflush" &&
+      options.pm_flush != "clflushopt" && options.pm_flush != "clwb") {
+    fail("--pm-flush", shown(options.pm_flush) + " is not one of clflush, clflushopt, clwb, auto");
+  }
+  if (given("--pm-write-latency-ns")) {
+    options.pm_write_latency_ns = static_cast<std::uint32_t>(
+        parse_in_range("--pm-write-latency-ns", raw.pm_latency, 0, kMaxPmLatencyNs));
+  }
 }
 
 ParseResult error(std::string message) {

@@ -1,7 +1,8 @@
 // Options: everything pmcached is told at start-up, from flags and an optional config file.
 //
 // parse_options() accepts memcached's flags where they overlap (-p -l -t -c -m -M -I -U
-// -v -vv -A -h -V) and pmcached's own (--engine, --pool, --config FILE). The config file
+// -v -vv -A -h -V) and pmcached's own (--engine, --pool, --pm-flush, --pm-write-latency-ns,
+// --config FILE). The config file
 // uses the same long names as the flags ("port = 11311"); flags override the file.
 // Thread safety: a plain value; parse once at start-up.
 #pragma once
@@ -23,8 +24,10 @@ struct Options {
   std::size_t item_size_max = 1u << 20;       // -I / --max-item-size (k/m suffixes)
   int verbosity = 0;                          // -v (1), -vv (2)
   bool enable_shutdown = false;               // -A / --enable-shutdown
-  std::string engine = "dram";                // --engine NAME
+  std::string engine = "wort";                // --engine NAME (engine::kDefaultEngine)
   std::string pool_path = "data/pmcached.pool";  // --pool PATH
+  std::string pm_flush = "auto";              // --pm-flush clflush|clflushopt|clwb|auto
+  std::uint32_t pm_write_latency_ns = 0;      // --pm-write-latency-ns N
 };
 
 enum class ParseOutcome : std::uint8_t {

@@ -19,6 +19,8 @@
 
 namespace pmcached::server {
 
+class Storage;
+
 // State shared by all executors of one server.
 struct ServerContext {
   engine::Store& store;
@@ -27,6 +29,7 @@ struct ServerContext {
   std::int64_t started_at = 0;             // Unix seconds
   std::function<void()> request_shutdown;  // `shutdown` with -A
   std::atomic<int> verbosity{0};
+  const Storage* storage = nullptr;        // pool, allocator, recovery report (stats pm)
 };
 
 // What the connection does after a command.

@@ -10,9 +10,8 @@
 
 #include "config/options.h"
 #include "engine/clock.h"
-#include "engine/engine_registry.h"
-#include "engine/store.h"
 #include "server/server.h"
+#include "server/storage.h"
 
 namespace {
 
@@ -31,36 +30,34 @@ void set_up_logging(int verbosity) {
 }
 
 int serve(config::Options options) {
-  const engine::EngineInfo* info = engine::find_engine(options.engine);
-  if (info == nullptr) {
-    std::fprintf(stderr, "pmcached: unknown engine '%s' (valid: %s)\n", options.engine.c_str(),
-                 engine::engine_names().c_str());
-    return kExitUsage;
-  }
   if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
   set_up_logging(options.verbosity);
 
   engine::SystemClock clock;
-  engine::StoreOptions store_options;
-  store_options.memory_limit_bytes = options.memory_limit_mb << 20;
-  store_options.item_size_max = options.item_size_max;
-  store_options.evict_when_full = !options.no_evict;
-  engine::Store store(info->create(engine::EngineContext{engine::Store::key_of}), clock,
-                     store_options);
+  std::unique_ptr<server::Storage> storage;
+  try {
+    storage = std::make_unique<server::Storage>(options, clock);
+  } catch (const server::StorageError& error) {
+    std::fprintf(stderr, "pmcached: %s\n", error.what());
+    return kExitUsage;
+  }
 
   std::unique_ptr<server::Server> server;
   try {
-    server = std::make_unique<server::Server>(options, store);
+    server = std::make_unique<server::Server>(options, *storage);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "pmcached: cannot listen on %s:%u: %s\n", options.listen_address.c_str(),
                  static_cast<unsigned>(options.port), error.what());
     return kExitFailure;
   }
+  const bool persistent = storage->engine_info().persistent;
   spdlog::info("pmcached {} listening on {}:{} (engine {}{}, {} threads, {} MB, max {} connections)",
                PMCACHED_VERSION, options.listen_address, server->port(), options.engine,
-               info->persistent ? "" : ", volatile", options.threads, options.memory_limit_mb,
-               options.max_connections);
+               persistent ? ", pool " + options.pool_path : std::string(", volatile"),
+               options.threads, options.memory_limit_mb, options.max_connections);
   server->run();
+  server.reset();
+  storage->close();
   spdlog::info("pmcached stopped cleanly");
   return 0;
 }

@@ -20,6 +20,8 @@ namespace {
 
 // How long connections get to answer what they received once a shutdown begins.
 constexpr auto kDrainTimeout = std::chrono::seconds(5);
+constexpr auto kSweepInterval = std::chrono::seconds(1);
+constexpr std::size_t kSweepKeysPerTick = 10'000;
 
 }  // namespace
 
@@ -33,14 +35,15 @@ struct Server::Worker {
   ThreadStats& stats;
 };
 
-Server::Server(const config::Options& options, engine::Store& store)
+Server::Server(const config::Options& options, Storage& storage)
     : options_(options),
       stats_(options.threads),
-      context_{store, stats_, options, store.now(), {}, {}},
+      context_{storage.store(), stats_, options, storage.store().now(), {}, {}, &storage},
       listener_context_(1),
       acceptor_(listener_context_),
       signals_(listener_context_, SIGINT, SIGTERM),
       drain_deadline_(listener_context_),
+      sweep_timer_(listener_context_),
       connections_(options.max_connections, stats_) {
   context_.verbosity = options.verbosity;
   context_.request_shutdown = [this] { stop(); };
@@ -85,6 +88,7 @@ void Server::run() {
     });
   }
   accept_next();
+  sweep_expired();
   listener_context_.run();
   for (auto& thread : threads_) thread.join();
   threads_.clear();
@@ -101,6 +105,7 @@ void Server::on_stop() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   signals_.cancel(ignored);
+  sweep_timer_.cancel();
   connections_.stop_all();
   // Workers leave run() once their last connection has closed.
   for (auto& worker : workers_) worker->work.reset();
@@ -110,6 +115,18 @@ void Server::on_stop() {
     spdlog::warn("connections did not drain within {}s; closing them",
                  std::chrono::duration_cast<std::chrono::seconds>(kDrainTimeout).count());
     for (auto& worker : workers_) worker->io.stop();
+  });
+}
+
+// Expired items are reclaimed lazily on access, and here in the background: a bounded slice
+// of the keyspace per tick, on the listener thread (which is otherwise idle).
+void Server::sweep_expired() {
+  sweep_timer_.expires_after(kSweepInterval);
+  sweep_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error || stopping_) return;
+    const std::size_t reclaimed = context_.store.reclaim_expired(kSweepKeysPerTick);
+    if (reclaimed > 0) spdlog::debug("expiry sweep reclaimed {} items", reclaimed);
+    sweep_expired();
   });
 }
 

@@ -24,13 +24,14 @@
 #include "server/command_executor.h"
 #include "server/connection_manager.h"
 #include "server/server_stats.h"
+#include "server/storage.h"
 
 namespace pmcached::server {
 
 class Server {
  public:
   // Binds the listener; throws std::system_error if the address cannot be used.
-  Server(const config::Options& options, engine::Store& store);
+  Server(const config::Options& options, Storage& storage);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -49,6 +50,7 @@ class Server {
 
   void accept_next();
   void on_stop();
+  void sweep_expired();
 
   const config::Options& options_;
   ServerStats stats_;
@@ -57,6 +59,7 @@ class Server {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer drain_deadline_;
+  boost::asio::steady_timer sweep_timer_;
   ConnectionManager connections_;
   protocol::ParserLimits limits_;
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -63,7 +63,7 @@ TEST(OptionsTest, DefaultsMatchTheHeader) {
   EXPECT_EQ(parsed.item_size_max, 1u << 20);
   EXPECT_EQ(parsed.verbosity, 0);
   EXPECT_FALSE(parsed.enable_shutdown);
-  EXPECT_EQ(parsed.engine, "dram");
+  EXPECT_EQ(parsed.engine, "wort");
   EXPECT_EQ(parsed.pool_path, "data/pmcached.pool");
   EXPECT_EQ(parsed.port, defaults.port);
   EXPECT_EQ(parsed.pool_path, defaults.pool_path);

@@ -18,7 +18,7 @@ class CommandExecutorTest : public ::testing::Test {
       : store_(engine::find_engine("dram")->create(engine::EngineContext{engine::Store::key_of}),
                clock_, {}),
         stats_(1),
-        context_{store_, stats_, options_, clock_.now(), {}, {}},
+        context_{store_, stats_, options_, clock_.now(), {}, {}, nullptr},
         executor_(context_, stats_.thread(0)) {}
 
   // Feeds `request` through the parser and executor; returns every reply byte.
@@ -145,6 +145,18 @@ TEST_F(CommandExecutorTest, ShutdownNeedsTheFlag) {
 TEST_F(CommandExecutorTest, QuitClosesTheConnection) {
   EXPECT_EQ(run("quit\r\n"), "");
   EXPECT_EQ(last_action_, AfterCommand::kClose);
+}
+
+}  // namespace
+}  // namespace pmcached::server
+
+namespace pmcached::server {
+namespace {
+
+// config/ cannot see the engine registry, so the two defaults are checked against each other.
+TEST(Defaults, ConfigDefaultEngineIsTheRegistryDefault) {
+  EXPECT_EQ(config::Options{}.engine, engine::kDefaultEngine);
+  EXPECT_NE(engine::find_engine(config::Options{}.engine), nullptr);
 }
 
 }  // namespace
