@@ -41,9 +41,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def server_argv(command, port, extra_args):
+def server_argv(command, port, extra_args, pool_path=None):
     argv = shlex.split(command)
     argv += ["-p", str(port), "-l", HOST]
+    # pmcached on a persistent engine gets a fresh pool per start unless the test names one.
+    extra = [str(a) for a in extra_args]
+    if os.path.basename(argv[0]) == "pmcached" and pool_path is not None \
+            and "--pool" not in argv and "--pool" not in extra:
+        argv += ["--pool", str(pool_path)]
     # memcached refuses to run as root unless told which user to run as.
     if os.path.basename(argv[0]).startswith("memcached") and os.geteuid() == 0 \
             and "-u" not in argv:
@@ -62,6 +67,7 @@ class ServerProcess:
         self.port = None
         self.argv = None
         self.terminated = False
+        self.killed = False  # set by kill(): the test crashed it on purpose
 
     @property
     def address(self):
@@ -75,7 +81,8 @@ class ServerProcess:
         last_error = None
         for _attempt in range(3):  # the free port may be taken between probe and bind
             self.port = free_port()
-            self.argv = server_argv(self.command, self.port, self.extra_args)
+            self.argv = server_argv(self.command, self.port, self.extra_args,
+                                    pool_path=f"{self.log_path}.pool")
             with open(self.log_path, "ab") as log:
                 log.write(("$ " + shlex.join(self.argv) + "\n").encode())
                 log.flush()
@@ -130,6 +137,13 @@ class ServerProcess:
             self.proc.kill()
             self.proc.wait(timeout=STOP_DEADLINE_S)
             return False
+
+    def kill(self):
+        """SIGKILL: a simulated crash. The reaper does not count this exit as a problem."""
+        self.killed = True
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=STOP_DEADLINE_S)
 
     def rss_kib(self):
         with open(f"/proc/{self.pid}/status") as f:
@@ -249,7 +263,7 @@ class Reaper:
 
     def add(self, test_id, server):
         status = server.proc.poll() if server.proc is not None else None
-        if status not in (None, 0):
+        if status not in (None, 0) and not server.killed:
             self.problems.append((test_id, f"exited during the test with status {status}",
                                   server.log_text()[-5000:]))
         server.terminate()
