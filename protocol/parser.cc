@@ -16,7 +16,6 @@ namespace {
 
 using detail::LineOutcome;
 using detail::Tokens;
-namespace reply = detail::reply;
 
 constexpr std::string_view kNoreply = "noreply";
 // memcached gives up on a long line that does not start with get/gets after this many

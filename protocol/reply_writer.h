@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "protocol/command.h"
+#include "protocol/replies.h"
 
 namespace pmcached::protocol {
 
@@ -28,18 +29,6 @@ enum class Outcome : std::uint8_t {
   kOutOfMemory,
 };
 
-// Canned replies.
-namespace reply {
-inline constexpr std::string_view kError = "ERROR\r\n";
-inline constexpr std::string_view kEnd = "END\r\n";
-inline constexpr std::string_view kOk = "OK\r\n";
-inline constexpr std::string_view kReset = "RESET\r\n";
-inline constexpr std::string_view kMetaNoop = "MN\r\n";
-inline constexpr std::string_view kMetaMiss = "EN\r\n";
-inline constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format\r\n";
-inline constexpr std::string_view kShutdownDisabled = "ERROR: shutdown not enabled\r\n";
-inline constexpr std::string_view kTooManyConnections = "ERROR Too many open connections\r\n";
-}  // namespace reply
 
 // What a meta reply can report about an item; filled by the executor from the store.
 struct MetaItem {

@@ -135,7 +135,7 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
       }
       // The argument is in `key`: none, or "graceful" (both drain connections here).
       if (!command.key.empty() && command.key != "graceful") {
-        writer.raw("CLIENT_ERROR invalid shutdown mode\r\n");
+        writer.raw(protocol::reply::kBadShutdownMode);
         break;
       }
       return AfterCommand::kShutdown;
@@ -305,7 +305,7 @@ void CommandExecutor::meta_arithmetic(const Command& command, ReplyWriter& write
     return;
   }
   if (result.status == StoreStatus::kTooLarge || result.status == StoreStatus::kOutOfMemory) {
-    writer.raw("SERVER_ERROR out of memory\r\n");
+    writer.raw(protocol::reply::kMetaOutOfMemory);
     return;
   }
   protocol::MetaItem meta;

@@ -74,7 +74,7 @@ void Connection::read_more() {
   if (input_end_ == input_.size()) {
     // The parser wants more than the largest request we accept; memcached gives up too.
     spdlog::debug("connection input limit reached; closing");
-    pending_.append("SERVER_ERROR out of memory reading request\r\n");
+    pending_.append(protocol::reply::kReadLimit);
     close_after_write_ = true;
     write_pending();
     return;

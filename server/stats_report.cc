@@ -171,7 +171,7 @@ void write_stats(ServerContext& context, std::string_view group, protocol::Reply
     w.raw(protocol::reply::kReset);
     return;
   } else if (group == "detail" || group.starts_with("detail ")) {
-    w.raw("CLIENT_ERROR usage: stats detail on|off|dump\r\n");
+    w.raw(protocol::reply::kStatsDetailUsage);
     return;
   } else {
     w.raw(protocol::reply::kError);
