@@ -70,6 +70,9 @@ class PmHeap final : public ItemHeap {
     pool_.region().persist(addr, len);
   }
   pm::Pool* pool() const noexcept override { return &pool_; }
+  std::size_t footprint(std::size_t record_size) const noexcept override {
+    return allocator_.rounded_size(record_size);
+  }
 
   bool plausible(ItemRef ref) const noexcept override {
     const std::uint64_t size = pool_.region().size();

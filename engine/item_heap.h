@@ -35,6 +35,12 @@ class ItemHeap {
   [[nodiscard]] virtual ItemRef ref_of(const ItemHeader* item) const noexcept = 0;
   [[nodiscard]] virtual ItemHeader* item(ItemRef ref) const noexcept = 0;
 
+  // The memory a record of `record_size` bytes really takes (the allocator's block size):
+  // what the store's memory limit counts, so eviction starts before allocations fail.
+  [[nodiscard]] virtual std::size_t footprint(std::size_t record_size) const noexcept {
+    return record_size;
+  }
+
   // Makes [addr, addr+len) durable (flush + fence); a no-op for DRAM.
   virtual void persist(const void* addr, std::size_t len) noexcept = 0;
 

@@ -35,7 +35,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
 
       if (item == nullptr && may_vivify) {
         // mg N: create an empty item and give this client the win.
-        const std::size_t size = item_record_size(key.size(), 0);
+        const std::size_t size = footprint(item_record_size(key.size(), 0));
         if (!try_reserve(size)) {
           need = size;
         } else if ((item = heap.allocate_item(key, 0)) == nullptr) {
@@ -233,7 +233,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
               static_cast<std::uint8_t>(ItemHeader::kStale | (old->bits & ItemHeader::kTokenSent));
         }
         const std::size_t reserve =
-            growth(record->record_size(), old == nullptr ? 0 : old->record_size());
+            growth(footprint(*record), old == nullptr ? 0 : footprint(*old));
         if (!try_reserve(reserve)) {
           if (record != fresh) heap.free(record);
           if (may_grow) {

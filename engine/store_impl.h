@@ -59,6 +59,14 @@ struct Store::Impl {
   // `old` stays, and false is returned.
   bool publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe) noexcept;
 
+  // Memory accounting counts what records really take in the heap.
+  std::size_t footprint(std::size_t record_size) const noexcept {
+    return heap.footprint(record_size);
+  }
+  std::size_t footprint(const ItemHeader& item) const noexcept {
+    return heap.footprint(item.record_size());
+  }
+
   // Bytes to reserve to replace `old_size` bytes by `new_size` bytes.
   static std::size_t growth(std::size_t new_size, std::size_t old_size) noexcept {
     return new_size > old_size ? new_size - old_size : 0;
@@ -116,6 +124,8 @@ struct Store::Impl {
   static constexpr int kRoomAttempts = 16;
   // Keys collected per CLOCK batch.
   static constexpr std::size_t kClockBatch = 32;
+  // Keys make_room() looks at for dead items under -M.
+  static constexpr std::size_t kNoEvictVisits = 4 * kClockBatch;
 
   std::unique_ptr<ItemHeap> owned_heap;  // the DRAM heap of a store made without one
   ItemHeap& heap;

@@ -69,7 +69,7 @@ ItemHeader* Store::Impl::find_live(std::string_view key, Stripe& stripe,
 
 void Store::Impl::unlink(std::string_view key, ItemHeader* item, Stripe& stripe) noexcept {
   (void)engine->erase(key);
-  release(item->record_size());
+  release(footprint(*item));
   stripe.sub(Counter::kCurrItems);
   heap.free(item);
 }
@@ -97,8 +97,8 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
     stripe.add(Counter::kCurrItems);
     return true;
   }
-  const std::size_t fresh_size = fresh->record_size();
-  const std::size_t old_size = previous->record_size();
+  const std::size_t fresh_size = footprint(*fresh);
+  const std::size_t old_size = footprint(*previous);
   if (old_size > fresh_size) release(old_size - fresh_size);
   heap.free(previous);
   return true;
@@ -175,8 +175,11 @@ bool Store::Impl::make_room(std::size_t n) noexcept {
   if (n > limit) return false;
   const auto fits = [&] { return used_bytes.load(std::memory_order_relaxed) <= limit - n; };
   if (fits()) return true;
-  // Two full sweeps suffice: the first clears every referenced bit, the second evicts.
-  const std::size_t max_visits = 2 * engine->size() + kClockBatch;
+  // Two full sweeps suffice: the first clears every referenced bit, the second evicts. With
+  // -M only dead items may go, so a short look suffices (a full pass per refused set would make
+  // a full cache quadratically slow); the background sweep reclaims the rest.
+  const std::size_t max_visits =
+      options.evict_when_full ? 2 * engine->size() + kClockBatch : kNoEvictVisits;
   std::size_t visits = 0;
   try {
     std::vector<std::string> batch;

@@ -47,6 +47,7 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
   // Check every indexed item. A reference outside the allocator's blocks, or a record that
   // does not fit its block, is not read further; a record whose checksum fails is unlinked.
   std::uint64_t max_cas = 0;
+  std::uint64_t charged = 0;  // what the items take in the heap (the memory limit's unit)
   std::vector<std::string> corrupt_keys;      // unlink these
   std::vector<std::uint64_t> corrupt_blocks;  // marked blocks of corrupt items
   s.engine->scan("", [&](std::string_view key, ItemRef ref) {
@@ -67,6 +68,7 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
     }
     ++report.items_recovered;
     report.bytes_live += item->record_size();
+    charged += s.footprint(*item);
     if (item->cas > max_cas) max_cas = item->cas;
     return true;
   });
@@ -87,7 +89,7 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
   allocator.finish_rebuild();
   for (std::uint64_t offset : to_free) allocator.free(offset);
 
-  s.used_bytes.store(report.bytes_live, std::memory_order_relaxed);
+  s.used_bytes.store(charged, std::memory_order_relaxed);
   s.stripes.for_key("").add(Counter::kCurrItems, report.items_recovered);
   std::uint64_t next = max_cas;
   if (pool != nullptr) {

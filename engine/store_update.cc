@@ -111,7 +111,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
         // ma N: create the item with the initial value J (flags 0, ttl from N).
         const auto len = static_cast<std::size_t>(
             std::to_chars(digits, digits + sizeof digits, request.initial).ptr - digits);
-        const std::size_t size = item_record_size(key.size(), len);
+        const std::size_t size = footprint(item_record_size(key.size(), len));
         if (!try_reserve(size)) {
           if (may_grow) {
             need = size;
@@ -159,7 +159,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
         const bool same_length = len <= old->value_size;
         const std::size_t value_size = same_length ? old->value_size : len;
         const std::size_t reserve =
-            growth(item_record_size(key.size(), value_size), old->record_size());
+            growth(footprint(item_record_size(key.size(), value_size)), footprint(*old));
         if (!try_reserve(reserve)) {
           if (may_grow) {
             need = reserve;

@@ -334,6 +334,15 @@ std::uint64_t Allocator::allocate(std::size_t size) noexcept {
   return impl_->allocate_large(size);
 }
 
+std::size_t Allocator::rounded_size(std::size_t size) const noexcept {
+  if (size <= kMaxSmallBlock) {
+    const auto& classes = impl_->classes;  // immutable after construction: no lock needed
+    return *std::lower_bound(classes.begin(), classes.end(), std::max<std::size_t>(size, 1));
+  }
+  const std::size_t chunks = (size + kChunkHeaderSize + kChunkSize - 1) / kChunkSize;
+  return chunks * kChunkSize - kChunkHeaderSize;
+}
+
 void Allocator::free(std::uint64_t offset) noexcept {
   std::lock_guard lock(impl_->mutex);
   std::uint32_t index = 0;

@@ -58,6 +58,8 @@ class Allocator {
   [[nodiscard]] std::uint64_t allocate(std::size_t size) noexcept;
   // Returns a block; the caller guarantees nothing reachable refers to it any more.
   void free(std::uint64_t offset) noexcept;
+  // The size of the block that allocate(size) would hand out (its size class).
+  [[nodiscard]] std::size_t rounded_size(std::size_t size) const noexcept;
   // The usable size of the block at `offset`.
   [[nodiscard]] std::size_t block_size(std::uint64_t offset) const noexcept;
 

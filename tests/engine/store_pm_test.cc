@@ -1,0 +1,91 @@
+// The store on a pool's heap: memory-full behaviour as memcached's (-M or eviction), measured
+// in the heap's real block sizes, for every persistent engine.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/engine_registry.h"
+#include "engine/item_heap.h"
+#include "engine/pm/allocator.h"
+#include "engine/pm/pool.h"
+#include "engine/store.h"
+
+namespace pmcached::engine {
+namespace {
+
+constexpr std::size_t kPoolSize = 8u << 20;
+
+std::vector<std::string> persistent_engines() {
+  std::vector<std::string> names;
+  for (const EngineInfo& info : registered_engines()) {
+    if (info.persistent) names.push_back(info.name);
+  }
+  return names;
+}
+
+class StorePmTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void open(bool evict) {
+    pool_ = pm::Pool::open_region(pm::PmRegion::in_memory(kPoolSize), GetParam());
+    allocator_ = std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(),
+                                                 pool_->heap_end());
+    heap_ = make_pm_heap(*pool_, *allocator_);
+    EngineContext context;
+    context.key_of = [h = heap_.get()](ItemRef ref) { return h->key_of(ref); };
+    context.pool = pool_.get();
+    context.allocator = allocator_.get();
+    StoreOptions options;
+    options.memory_limit_bytes = (pool_->heap_end() - pool_->heap_begin()) * 85 / 100;
+    options.evict_when_full = evict;
+    store_ = std::make_unique<Store>(find_engine(GetParam())->create(context), *heap_, clock_,
+                                     options);
+    (void)store_->recover(*allocator_);
+  }
+
+  StoreStatus set(int i, std::size_t size) {
+    std::string key("key");
+    key += std::to_string(i);
+    const std::string value(size, 'v');
+    StoreRequest request;
+    request.key = key;
+    request.value = value;
+    return store_->store(request).status;
+  }
+
+  ManualClock clock_;
+  std::unique_ptr<pm::Pool> pool_;
+  std::unique_ptr<pm::Allocator> allocator_;
+  std::unique_ptr<ItemHeap> heap_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StorePmTest, EvictsInsteadOfFailingWhenThePoolIsFull) {
+  open(/*evict=*/true);
+  for (int i = 0; i < 20'000; ++i) ASSERT_EQ(set(i, 1000), StoreStatus::kStored) << i;
+  const StoreStats stats = store_->stats();
+  EXPECT_GT(stats.evictions, 0u);
+  EXPECT_LE(stats.bytes, stats.limit_maxbytes);
+  EXPECT_EQ(stats.curr_items + stats.evictions, 20'000u);
+}
+
+TEST_P(StorePmTest, DisabledEvictionsReportOutOfMemory) {
+  open(/*evict=*/false);
+  int stored = 0;
+  int refused = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    const StoreStatus status = set(i, 1000);
+    if (status == StoreStatus::kStored) ++stored;
+    if (status == StoreStatus::kOutOfMemory) ++refused;
+  }
+  EXPECT_GT(stored, 1000);
+  EXPECT_EQ(stored + refused, 20'000);
+  EXPECT_EQ(store_->stats().evictions, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(PersistentEngines, StorePmTest, ::testing::ValuesIn(persistent_engines()),
+                         [](const auto& param_info) { return param_info.param; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StorePmTest);
+
+}  // namespace
+}  // namespace pmcached::engine
