@@ -7,7 +7,7 @@
 #                           [--value-size B] [--get-ratio R] [--duration SECS] [--reps N]
 #                           [--server-threads N] [--memory MB]
 #
-#   --engine NAME        pmcached's --engine (default dram)
+#   --engine NAME        pmcached's --engine (default wort, the server's default)
 #   --threads N          memcaslap client threads, -T (default 2)
 #   --concurrency N      memcaslap concurrent connections, -c (default 64)
 #   --key-size B         key length in bytes (default 16)
@@ -29,7 +29,7 @@ root="$(pwd)"
 
 usage() { sed -n '5,20s/^# \{0,1\}//p' "$script" >&2; exit "${1:-2}"; }
 
-engine="dram"
+engine="wort"
 client_threads=2
 concurrency=64
 key_size=16
