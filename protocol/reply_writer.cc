@@ -50,27 +50,27 @@ void ReplyWriter::append_signed(std::int64_t n) {
 }
 
 void ReplyWriter::value(std::string_view key, std::uint32_t flags, std::string_view data) {
-  out_.append("VALUE ");
-  out_.append(key);
-  out_.push_back(' ');
-  append_number(flags);
-  out_.push_back(' ');
-  append_number(data.size());
-  out_.append("\r\n");
-  out_.append(data);
-  out_.append("\r\n");
+  append_value(key, flags, data, nullptr);
 }
 
 void ReplyWriter::value_with_cas(std::string_view key, std::uint32_t flags,
                                  std::string_view data, std::uint64_t cas) {
+  append_value(key, flags, data, &cas);
+}
+
+// "VALUE <key> <flags> <bytes> [<cas>]\r\n<data>\r\n"
+void ReplyWriter::append_value(std::string_view key, std::uint32_t flags, std::string_view data,
+                               const std::uint64_t* cas) {
   out_.append("VALUE ");
   out_.append(key);
   out_.push_back(' ');
   append_number(flags);
   out_.push_back(' ');
   append_number(data.size());
-  out_.push_back(' ');
-  append_number(cas);
+  if (cas != nullptr) {
+    out_.push_back(' ');
+    append_number(*cas);
+  }
   out_.append("\r\n");
   out_.append(data);
   out_.append("\r\n");

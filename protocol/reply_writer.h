@@ -76,6 +76,8 @@ class ReplyWriter {
   void meta_debug(std::string_view key, bool base64, const MetaItem& item, std::size_t total_size);
 
  private:
+  void append_value(std::string_view key, std::uint32_t flags, std::string_view data,
+                    const std::uint64_t* cas);
   void append_number(std::uint64_t n);
   void append_signed(std::int64_t n);
   void append_key(std::string_view key, bool base64);

@@ -8,13 +8,6 @@
 namespace pmcached::protocol::test {
 namespace {
 
-// Parses `input`, expecting one complete command that uses all of it.
-void expect_complete(std::string_view input, Command& command) {
-  const ParseResult r = parse_one(input, command);
-  ASSERT_EQ(r.status, ParseStatus::kComplete) << input;
-  EXPECT_EQ(r.consumed, input.size());
-}
-
 TEST(ClassicParse, GetOneKey) {
   Command c;
   expect_complete("get foo\r\n", c);

@@ -8,12 +8,6 @@
 namespace pmcached::protocol::test {
 namespace {
 
-void expect_complete(std::string_view input, Command& command) {
-  const ParseResult r = parse_one(input, command);
-  ASSERT_EQ(r.status, ParseStatus::kComplete) << input;
-  EXPECT_EQ(r.consumed, input.size());
-}
-
 TEST(MetaParse, MetaGetReturnFlags) {
   Command c;
   expect_complete("mg foo v s f t c k h l q u\r\n", c);

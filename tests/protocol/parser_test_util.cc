@@ -138,4 +138,10 @@ ParseResult parse_one(std::string_view input, Command& command, ParserLimits lim
   return parser.parse(input, command);
 }
 
+void expect_complete(std::string_view input, Command& command) {
+  const ParseResult r = parse_one(input, command);
+  ASSERT_EQ(r.status, ParseStatus::kComplete) << input;
+  EXPECT_EQ(r.consumed, input.size());
+}
+
 }  // namespace pmcached::protocol::test

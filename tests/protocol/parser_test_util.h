@@ -43,4 +43,7 @@ std::string unescape(std::string_view text);
 // Parses one command from `input` into `command` with a fresh parser.
 ParseResult parse_one(std::string_view input, Command& command, ParserLimits limits = {});
 
+// Parses `input`, expecting one complete command that uses all of it.
+void expect_complete(std::string_view input, Command& command);
+
 }  // namespace pmcached::protocol::test
