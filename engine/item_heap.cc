@@ -70,6 +70,10 @@ class PmHeap final : public ItemHeap {
     pool_.region().persist(addr, len);
   }
   pm::Pool* pool() const noexcept override { return &pool_; }
+  std::vector<std::pair<ItemRef, ItemRef>> evacuation_ranges(std::size_t record_size,
+                                                             std::size_t count) const override {
+    return allocator_.evacuation_candidates(record_size, count);
+  }
   std::size_t footprint(std::size_t record_size) const noexcept override {
     return allocator_.rounded_size(record_size);
   }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <utility>
 
 #include "engine/index_engine.h"
 #include "engine/item.h"
@@ -39,6 +40,14 @@ class ItemHeap {
   // what the store's memory limit counts, so eviction starts before allocations fail.
   [[nodiscard]] virtual std::size_t footprint(std::size_t record_size) const noexcept {
     return record_size;
+  }
+
+  // When allocating `record_size` bytes fails for lack of a chunk of that size class: up to
+  // `count` [begin, end) reference ranges whose records the store should evict to free a chunk
+  // (none in DRAM).
+  [[nodiscard]] virtual std::vector<std::pair<ItemRef, ItemRef>> evacuation_ranges(
+      std::size_t /*record_size*/, std::size_t /*count*/) const {
+    return {};
   }
 
   // Makes [addr, addr+len) durable (flush + fence); a no-op for DRAM.

@@ -117,6 +117,14 @@ struct Store::Impl {
     heap.persist(&item.exptime, sizeof item.exptime);
   }
 
+  // Evicts every item in the heap regions that evacuation_ranges() names for `record_size`,
+  // so that chunks can change size class. No stripe lock may be held. True if any was evicted.
+  bool evacuate_for(std::size_t record_size) noexcept;
+  // Chunks emptied per evacuation pass (one scan of the index serves them all).
+  static constexpr std::size_t kChunksPerEvacuation = 4;
+  // Evacuations one store() may try before answering out of memory.
+  static constexpr int kEvacuations = 4;
+
   // Unlinks `key` if present (memcached drops the old value when a set fails).
   void drop_key(std::string_view key) noexcept;
 

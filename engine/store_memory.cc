@@ -239,6 +239,36 @@ std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
   return reclaimed;
 }
 
+bool Store::Impl::evacuate_for(std::size_t record_size) noexcept {
+  // The index, not the raw blocks, says which items live there (blocks may be index nodes,
+  // which is why several chunks are evacuated per pass).
+  std::vector<std::pair<std::string, ItemRef>> victims;
+  try {
+    const auto ranges = heap.evacuation_ranges(record_size, kChunksPerEvacuation);
+    if (ranges.empty()) return false;
+    engine->scan("", [&](std::string_view key, ItemRef ref) {
+      for (const auto& [begin, end] : ranges) {
+        if (ref >= begin && ref < end) victims.emplace_back(key, ref);
+      }
+      return true;
+    });
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  bool evicted = false;
+  for (const auto& [key, ref] : victims) {
+    Stripe& stripe = stripes.for_key(key);
+    std::lock_guard lock(stripe.mutex);
+    if (engine->lookup(key) != ref) continue;  // replaced or deleted meanwhile
+    ItemHeader* item = heap.item(ref);
+    stripe.add(Counter::kEvictions);
+    if (!item->has(ItemHeader::kFetched)) stripe.add(Counter::kEvictedUnfetched);
+    unlink(key, item, stripe);
+    evicted = true;
+  }
+  return evicted;
+}
+
 void Store::Impl::drop_key(std::string_view key) noexcept {
   Stripe& stripe = stripes.for_key(key);
   std::lock_guard lock(stripe.mutex);

@@ -334,6 +334,34 @@ std::uint64_t Allocator::allocate(std::size_t size) noexcept {
   return impl_->allocate_large(size);
 }
 
+std::vector<std::pair<std::uint64_t, std::uint64_t>> Allocator::evacuation_candidates(
+    std::size_t size, std::size_t count) const {
+  std::lock_guard lock(impl_->mutex);
+  const auto& classes = impl_->classes;
+  const bool small = size <= kMaxSmallBlock;
+  const auto wanted = static_cast<std::uint32_t>(
+      std::lower_bound(classes.begin(), classes.end(), std::max<std::size_t>(size, 1)) -
+      classes.begin());
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ranked;  // (blocks in use, chunk)
+  for (std::uint32_t i = 0; i < impl_->chunks.size(); ++i) {
+    const Chunk& c = impl_->chunks[i];
+    const bool candidate = (c.state == ChunkState::kSmall && (!small || c.size_class != wanted)) ||
+                           c.state == ChunkState::kLarge;
+    if (candidate && c.used > 0) ranked.emplace_back(c.used, i);
+  }
+  const std::size_t n = std::min(count, ranked.size());
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t index = ranked[k].second;
+    const Chunk& c = impl_->chunks[index];
+    const std::uint32_t run = c.state == ChunkState::kLarge ? c.run : 1;
+    out.emplace_back(impl_->chunk_start(index),
+                     impl_->chunk_start(index) + std::uint64_t{run} * kChunkSize);
+  }
+  return out;
+}
+
 std::size_t Allocator::rounded_size(std::size_t size) const noexcept {
   if (size <= kMaxSmallBlock) {
     const auto& classes = impl_->classes;  // immutable after construction: no lock needed

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "engine/pm/pm_region.h"
@@ -58,6 +59,13 @@ class Allocator {
   [[nodiscard]] std::uint64_t allocate(std::size_t size) noexcept;
   // Returns a block; the caller guarantees nothing reachable refers to it any more.
   void free(std::uint64_t offset) noexcept;
+  // When allocate(size) fails because every chunk is committed to other size classes: the
+  // [begin, end) offsets of up to `count` chunks (or large runs) whose evacuation frees a chunk
+  // soonest (the fewest blocks in use, not of size's own class). The owner frees the blocks in
+  // them (memcached's slab rebalancing does the same for its slabs).
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> evacuation_candidates(
+      std::size_t size, std::size_t count) const;
+
   // The size of the block that allocate(size) would hand out (its size class).
   [[nodiscard]] std::size_t rounded_size(std::size_t size) const noexcept;
   // The usable size of the block at `offset`.

@@ -83,6 +83,19 @@ TEST_P(StorePmTest, DisabledEvictionsReportOutOfMemory) {
   EXPECT_EQ(store_->stats().evictions, 0u);
 }
 
+// Every chunk is committed to one size class by the first fill; later sizes need chunks to be
+// evacuated (memcached's slab rebalancing), not just items evicted.
+TEST_P(StorePmTest, AFullPoolServesNewItemSizesToo) {
+  open(/*evict=*/true);
+  int key = 0;
+  for (const std::size_t size : {100u, 3000u, 20000u, 500u, 200000u, 1000u}) {
+    for (int i = 0; i < 3000; ++i, ++key) {
+      ASSERT_EQ(set(key, size), StoreStatus::kStored) << "value size " << size << ", set " << i;
+    }
+  }
+  EXPECT_GT(store_->stats().evictions, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(PersistentEngines, StorePmTest, ::testing::ValuesIn(persistent_engines()),
                          [](const auto& param_info) { return param_info.param; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StorePmTest);
