@@ -41,6 +41,38 @@ def free_port():
         return s.getsockname()[1]
 
 
+def listening_inodes(port):
+    """Inodes of the sockets in LISTEN state on `port` (from /proc/net/tcp and tcp6)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(fields[9])
+        except FileNotFoundError:
+            continue
+    return inodes
+
+
+def socket_inodes(pid):
+    """Inodes of the sockets that process `pid` holds open."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:["):-1])
+    except FileNotFoundError:
+        pass
+    return inodes
+
+
 def server_argv(command, port, extra_args, pool_path=None):
     argv = shlex.split(command)
     argv += ["-p", str(port), "-l", HOST]
@@ -98,16 +130,16 @@ class ServerProcess:
         raise RuntimeError(f"server did not start: {last_error}\n--- log ---\n{self.log_text()}")
 
     def _await_listening(self):
+        # Waits until THIS process listens on the port: with tests running in parallel, another
+        # server may grab the probed port first, and connecting alone would not notice.
         deadline = time.monotonic() + START_DEADLINE_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"exited with status {self.proc.returncode}")
-            try:
-                socket.create_connection(self.address, timeout=1.0).close()
+            if listening_inodes(self.port) & socket_inodes(self.proc.pid):
                 return
-            except OSError:
-                time.sleep(0.01)  # polling interval of a deadline-bounded wait
-        raise RuntimeError(f"not accepting on {self.address} after {START_DEADLINE_S}s")
+            time.sleep(0.01)  # polling interval of a deadline-bounded wait
+        raise RuntimeError(f"not listening on {self.address} after {START_DEADLINE_S}s")
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
