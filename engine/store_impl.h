@@ -55,8 +55,10 @@ struct Store::Impl {
 
   // Publishes `fresh` for its key, replacing `old` (nullptr if none), then frees `old`.
   // `reserved` bytes were taken with try_reserve(); the accounting ends at +fresh -old.
-  // On failure (the engine is out of memory) `fresh` is freed, the reservation returned,
-  // `old` stays, and false is returned.
+  // When the engine has no room for a node and evictions are allowed, chunks are evacuated
+  // (evacuate_for with `stripe` held) and the index insert retried. On failure (the engine is
+  // still out of memory) `fresh` is freed, the reservation returned, `old` stays, and false is
+  // returned.
   bool publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe) noexcept;
 
   // Memory accounting counts what records really take in the heap.
@@ -118,10 +120,20 @@ struct Store::Impl {
   }
 
   // Evicts every item in the heap regions that evacuation_ranges() names for `record_size`,
-  // so that chunks can change size class. No stripe lock may be held. True if any was evicted.
-  bool evacuate_for(std::size_t record_size) noexcept;
+  // so that chunks can change size class. True if any was evicted. With `held` (a stripe the
+  // caller has locked, for the index's node allocations inside publish()), that stripe's items
+  // are evicted under the caller's lock, except `keep` (the key being published), and other
+  // stripes are only try-locked, so no lock order can deadlock; without it no stripe lock may be
+  // held.
+  bool evacuate_for(std::size_t record_size, Stripe* held = nullptr,
+                    std::string_view keep = {}) noexcept;
+  // The size evacuate_for() is asked to make room for when the index engine cannot allocate a
+  // node: larger than any node, so chunks of every node class are candidates to empty.
+  static constexpr std::size_t kIndexNodeRoom = 4096;
   // Chunks emptied per evacuation pass (one scan of the index serves them all).
   static constexpr std::size_t kChunksPerEvacuation = 4;
+  // Candidates looked at per chunk evacuated (some hold only index nodes).
+  static constexpr std::size_t kCandidatesPerChunk = 4;
   // Evacuations one store() may try before answering out of memory.
   static constexpr int kEvacuations = 4;
 

@@ -82,7 +82,13 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
     pm::OpScope scope(pm::OpKind::kItem);
     heap.persist(fresh, fresh->record_size());
   }
-  const UpsertResult result = engine->upsert(fresh->key(), heap.ref_of(fresh));
+  UpsertResult result = engine->upsert(fresh->key(), heap.ref_of(fresh));
+  // Index nodes need blocks of their own size classes; a heap full of item chunks has none.
+  for (int round = 0; result.status == UpsertStatus::kOutOfMemory && options.evict_when_full &&
+                      round < kEvacuations && evacuate_for(kIndexNodeRoom, &stripe, fresh->key());
+       ++round) {
+    result = engine->upsert(fresh->key(), heap.ref_of(fresh));
+  }
   if (result.status == UpsertStatus::kOutOfMemory) {
     release(reserved);
     heap.free(fresh);
@@ -239,26 +245,46 @@ std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
   return reclaimed;
 }
 
-bool Store::Impl::evacuate_for(std::size_t record_size) noexcept {
+bool Store::Impl::evacuate_for(std::size_t record_size, Stripe* held,
+                               std::string_view keep) noexcept {
   // The index, not the raw blocks, says which items live there (blocks may be index nodes,
   // which is why several chunks are evacuated per pass).
   std::vector<std::pair<std::string, ItemRef>> victims;
   try {
-    const auto ranges = heap.evacuation_ranges(record_size, kChunksPerEvacuation);
+    // Some candidates may hold only index nodes, which cannot move: ask for more chunks than
+    // needed and evacuate the first kChunksPerEvacuation (fewest blocks first) that hold items.
+    const auto ranges =
+        heap.evacuation_ranges(record_size, kChunksPerEvacuation * kCandidatesPerChunk);
     if (ranges.empty()) return false;
+    std::vector<std::vector<std::pair<std::string, ItemRef>>> by_range(ranges.size());
     engine->scan("", [&](std::string_view key, ItemRef ref) {
-      for (const auto& [begin, end] : ranges) {
-        if (ref >= begin && ref < end) victims.emplace_back(key, ref);
+      for (std::size_t i = 0; i < ranges.size(); ++i) {
+        if (ref >= ranges[i].first && ref < ranges[i].second) by_range[i].emplace_back(key, ref);
       }
       return true;
     });
+    std::size_t chunks = 0;
+    for (std::size_t i = 0; i < ranges.size() && chunks < kChunksPerEvacuation; ++i) {
+      if (by_range[i].empty()) continue;
+      ++chunks;
+      for (auto& victim : by_range[i]) victims.push_back(std::move(victim));
+    }
   } catch (const std::bad_alloc&) {
     return false;
   }
   bool evicted = false;
   for (const auto& [key, ref] : victims) {
     Stripe& stripe = stripes.for_key(key);
-    std::lock_guard lock(stripe.mutex);
+    std::unique_lock lock(stripe.mutex, std::defer_lock);
+    if (&stripe != held) {
+      if (held == nullptr) {
+        lock.lock();
+      } else if (!lock.try_lock()) {
+        continue;
+      }
+    } else if (key == keep) {
+      continue;
+    }
     if (engine->lookup(key) != ref) continue;  // replaced or deleted meanwhile
     ItemHeader* item = heap.item(ref);
     stripe.add(Counter::kEvictions);

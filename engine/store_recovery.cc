@@ -36,7 +36,7 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
   // A broken index structure cannot be repaired item by item: the pool is refused.
   std::string structural;
   s.engine->for_each_block([&](std::uint64_t offset) {
-    if (allocator.mark_reachable(offset)) {
+    if (allocator.mark_reachable(offset, pm::BlockUse::kIndex)) {
       ++report.index_blocks;
     } else if (structural.empty()) {
       structural = "index node at pool offset " + std::to_string(offset) +
@@ -76,18 +76,17 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
     throw std::runtime_error("pool is corrupt: " + structural);
   }
 
-  // Unlink corrupt items. A block is freed only if its item really left the index: when the
-  // corruption is in the key bytes the engine may not find it, and the block stays owned.
-  std::vector<std::uint64_t> to_free;
+  // Unlink corrupt items, once the allocator is rebuilt (an engine may allocate and free nodes
+  // to erase). A block is freed only if its item really left the index: when the corruption is
+  // in the key bytes the engine may not find it, and the block stays owned.
+  allocator.finish_rebuild();
   for (std::size_t i = 0; i < corrupt_keys.size(); ++i) {
     const ItemRef removed = s.engine->erase(corrupt_keys[i]);
     if (removed == kNoItem) continue;
     for (std::uint64_t block : corrupt_blocks) {
-      if (block == removed) to_free.push_back(block);
+      if (block == removed) allocator.free(block);
     }
   }
-  allocator.finish_rebuild();
-  for (std::uint64_t offset : to_free) allocator.free(offset);
 
   s.used_bytes.store(charged, std::memory_order_relaxed);
   s.stripes.for_key("").add(Counter::kCurrItems, report.items_recovered);

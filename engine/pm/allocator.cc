@@ -57,6 +57,7 @@ struct Chunk {
   std::uint32_t run = 0;            // kLarge: chunks in the run
   std::uint32_t used = 0;           // blocks in use (kLarge: 0 or 1)
   std::uint32_t partial_pos = kNone;  // index in its class's partial list
+  BlockUse use = BlockUse::kItem;
   std::vector<std::uint64_t> bitmap;  // kSmall: blocks in use
 };
 
@@ -70,7 +71,8 @@ struct Allocator::Impl {
   std::vector<std::uint32_t> blocks_per_chunk;
   std::vector<Chunk> chunks;
   std::set<std::uint32_t> free_chunks;
-  std::vector<std::vector<std::uint32_t>> partial;  // per class: chunks with a free block
+  // Per (class, use), see partial_list(): chunks with a free block.
+  std::vector<std::vector<std::uint32_t>> partial;
   std::uint64_t bytes_in_use = 0;
   std::uint64_t blocks_in_use = 0;
   std::uint64_t chunks_in_use = 0;
@@ -90,8 +92,12 @@ struct Allocator::Impl {
     for (Chunk& c : chunks) c = Chunk{};
     free_chunks.clear();
     for (std::uint32_t i = 0; i < chunks.size(); ++i) free_chunks.insert(free_chunks.end(), i);
-    partial.assign(classes.size(), {});
+    partial.assign(classes.size() * 2, {});
     bytes_in_use = blocks_in_use = chunks_in_use = 0;
+  }
+
+  std::vector<std::uint32_t>& partial_list(std::uint32_t size_class, BlockUse use) {
+    return partial[size_class * 2 + static_cast<std::uint32_t>(use)];
   }
 
   std::uint64_t chunk_start(std::uint32_t index) const noexcept {
@@ -135,14 +141,14 @@ struct Allocator::Impl {
 
   void add_partial(std::uint32_t index) {
     Chunk& c = chunks[index];
-    std::vector<std::uint32_t>& list = partial[c.size_class];
+    std::vector<std::uint32_t>& list = partial_list(c.size_class, c.use);
     c.partial_pos = static_cast<std::uint32_t>(list.size());
     list.push_back(index);
   }
 
   void remove_partial(std::uint32_t index) noexcept {
     Chunk& c = chunks[index];
-    std::vector<std::uint32_t>& list = partial[c.size_class];
+    std::vector<std::uint32_t>& list = partial_list(c.size_class, c.use);
     const std::uint32_t moved = list.back();
     list[c.partial_pos] = moved;
     chunks[moved].partial_pos = c.partial_pos;
@@ -165,17 +171,18 @@ struct Allocator::Impl {
     }
   }
 
-  std::uint64_t allocate_small(std::uint32_t size_class) {
-    if (partial[size_class].empty()) {
+  std::uint64_t allocate_small(std::uint32_t size_class, BlockUse use) {
+    if (partial_list(size_class, use).empty()) {
       if (free_chunks.empty()) return 0;
       const std::uint32_t index = *free_chunks.begin();
       free_chunks.erase(free_chunks.begin());
       write_header(index, classes[size_class], 1);
       make_small(index, size_class);
+      chunks[index].use = use;
       add_partial(index);
       ++chunks_in_use;
     }
-    const std::uint32_t index = partial[size_class].back();
+    const std::uint32_t index = partial_list(size_class, use).back();
     Chunk& c = chunks[index];
     std::uint32_t block = 0;
     for (std::size_t w = 0; w < c.bitmap.size(); ++w) {
@@ -323,15 +330,17 @@ Allocator::Allocator(PmRegion& region, std::uint64_t heap_begin, std::uint64_t h
 
 Allocator::~Allocator() = default;
 
-std::uint64_t Allocator::allocate(std::size_t size) noexcept {
+std::uint64_t Allocator::allocate(std::size_t size, BlockUse use) noexcept {
   std::lock_guard lock(impl_->mutex);
   if (size <= kMaxSmallBlock) {
     const auto& classes = impl_->classes;
     const auto it =
         std::lower_bound(classes.begin(), classes.end(), std::max<std::size_t>(size, 1));
-    return impl_->allocate_small(static_cast<std::uint32_t>(it - classes.begin()));
+    return impl_->allocate_small(static_cast<std::uint32_t>(it - classes.begin()), use);
   }
-  return impl_->allocate_large(size);
+  const std::uint64_t offset = impl_->allocate_large(size);
+  if (offset != 0) impl_->chunks[(offset - impl_->heap_begin) / kChunkSize].use = use;
+  return offset;
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> Allocator::evacuation_candidates(
@@ -345,8 +354,9 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> Allocator::evacuation_candi
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ranked;  // (blocks in use, chunk)
   for (std::uint32_t i = 0; i < impl_->chunks.size(); ++i) {
     const Chunk& c = impl_->chunks[i];
-    const bool candidate = (c.state == ChunkState::kSmall && (!small || c.size_class != wanted)) ||
-                           c.state == ChunkState::kLarge;
+    const bool candidate = c.use == BlockUse::kItem &&
+                           ((c.state == ChunkState::kSmall && (!small || c.size_class != wanted)) ||
+                            c.state == ChunkState::kLarge);
     if (candidate && c.used > 0) ranked.emplace_back(c.used, i);
   }
   const std::size_t n = std::min(count, ranked.size());
@@ -394,11 +404,13 @@ void Allocator::begin_rebuild() {
   for (std::uint32_t index = 0; index < count;) index += impl_->read_header(index);
 }
 
-bool Allocator::mark_reachable(std::uint64_t offset) noexcept {
+bool Allocator::mark_reachable(std::uint64_t offset, BlockUse use) noexcept {
   std::lock_guard lock(impl_->mutex);
   std::uint32_t index = 0;
   std::uint32_t block = 0;
   if (!impl_->locate(offset, index, block) || impl_->in_use(index, block)) return false;
+  // A chunk's first marked block decides its use (a pool from before BlockUse may mix them).
+  if (impl_->chunks[index].used == 0) impl_->chunks[index].use = use;
   impl_->mark(index, block);
   return true;
 }

@@ -36,6 +36,11 @@ inline constexpr std::size_t kChunkSize = 256u << 10;
 inline constexpr std::size_t kChunkHeaderSize = 64;
 inline constexpr std::size_t kMaxSmallBlock = 64u << 10;
 
+// What a block holds. Index nodes and item records never share a chunk, so that evacuating the
+// items of a chunk (to change its size class) always frees it. Not persistent: the start-up
+// rebuild learns each chunk's use from who marks its blocks.
+enum class BlockUse : std::uint8_t { kItem = 0, kIndex = 1 };
+
 struct AllocatorStats {
   std::uint64_t heap_bytes = 0;       // capacity of the heap
   std::uint64_t bytes_in_use = 0;     // sum of the block sizes handed out
@@ -56,13 +61,14 @@ class Allocator {
   Allocator& operator=(const Allocator&) = delete;
 
   // A block of at least `size` bytes (contents undefined), or 0 when the heap is full.
-  [[nodiscard]] std::uint64_t allocate(std::size_t size) noexcept;
+  [[nodiscard]] std::uint64_t allocate(std::size_t size, BlockUse use = BlockUse::kItem) noexcept;
   // Returns a block; the caller guarantees nothing reachable refers to it any more.
   void free(std::uint64_t offset) noexcept;
   // When allocate(size) fails because every chunk is committed to other size classes: the
   // [begin, end) offsets of up to `count` chunks (or large runs) whose evacuation frees a chunk
   // soonest (the fewest blocks in use, not of size's own class). The owner frees the blocks in
-  // them (memcached's slab rebalancing does the same for its slabs).
+  // them (memcached's slab rebalancing does the same for its slabs). Only item chunks are
+  // candidates.
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> evacuation_candidates(
       std::size_t size, std::size_t count) const;
 
@@ -74,7 +80,8 @@ class Allocator {
   // Start-up rebuild: begin, mark every reachable block, finish. mark_reachable() returns
   // false if `offset` is not the start of a block in a valid chunk (a corrupt reference).
   void begin_rebuild();
-  [[nodiscard]] bool mark_reachable(std::uint64_t offset) noexcept;
+  [[nodiscard]] bool mark_reachable(std::uint64_t offset,
+                                    BlockUse use = BlockUse::kItem) noexcept;
   void finish_rebuild();
 
   [[nodiscard]] AllocatorStats stats() const noexcept;

@@ -14,7 +14,9 @@
 namespace pmcached::engine {
 namespace {
 
-constexpr std::size_t kPoolSize = 8u << 20;
+// Small enough to fill quickly, large enough that the index's own chunks (one per node size
+// class in use: up to four for the ART engines, 256 KiB each) are a small share of the heap.
+constexpr std::size_t kPoolSize = 16u << 20;
 
 std::vector<std::string> persistent_engines() {
   std::vector<std::string> names;
