@@ -50,12 +50,5 @@ namespace wort {
 
 inline constexpr std::size_t kPrivatePoolBytes = 32u << 20;
 
-// TEST ONLY: breaks the persist order on purpose, so the crash tests can show that the crash
-// simulator catches a broken engine. Never set outside tests; not thread-safe.
-struct FaultInjection {
-  // New nodes are not flushed before the store that publishes them.
-  static inline bool skip_new_node_flush = false;
-};
-
 }  // namespace wort
 }  // namespace pmcached::engine

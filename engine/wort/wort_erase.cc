@@ -20,6 +20,7 @@
 
 #include "engine/pm/persistence.h"
 #include "engine/wort/wort_engine.h"
+#include "engine/radix/radix_tree.h"
 #include "engine/wort/wort_tree.h"
 
 namespace pmcached::engine::wort {
@@ -27,23 +28,16 @@ namespace pmcached::engine::wort {
 ItemRef WortEngine::erase(std::string_view key) noexcept {
   pm::OpScope scope(pm::OpKind::kDelete);
   std::unique_lock lock(mutex_);
-  const std::size_t key_nibbles = nibble_count(key);
+  const std::size_t key_chunks = Key::count(key);
   std::uint64_t* parent_slot = root_field_;
   std::uint64_t offset = root();
   std::uint32_t depth = 0;
   while (offset != 0) {
     Node* n = node(offset);
-    Header h = header_of(n);
-    if (h.depth != depth) {  // left by a crash; recover() normally repaired it already
-      repair_header(offset, depth);
-      h = header_of(n);
-    }
-    if (key_nibbles < h.branch()) return kNoItem;
-    for (unsigned j = 0; j < h.stored(); ++j) {
-      if (nibble(key, h.depth + j) != h.nibble(j)) return kNoItem;
-    }
-    std::uint64_t* slot = slot_for(n, h.branch(), key_nibbles,
-                                   key_nibbles == h.branch() ? 0 : nibble(key, h.branch()));
+    const Header h = radix::checked_header(nodes_, offset, depth);
+    if (key_chunks < h.branch() || !h.stored_prefix_matches(key)) return kNoItem;
+    std::uint64_t* slot = slot_for(n, h.branch(), key_chunks,
+                                   key_chunks == h.branch() ? 0 : Key::at(key, h.branch()));
     const std::uint64_t child = *slot;
     if (child == 0) return kNoItem;
     if (is_leaf(child)) {
@@ -87,16 +81,7 @@ void WortEngine::remove_leaf(std::uint64_t* parent_slot, std::uint64_t offset,
     region_->store_u64_persist(slot, 0);
     return;
   }
-  if (is_leaf(other)) {
-    region_->store_u64_persist(parent_slot, other);
-    free_node(offset);
-    return;
-  }
-  Node* c = node(other);
-  const std::uint32_t depth = header_of(n).depth;
-  const Header merged = header_from_key(depth, header_of(c).branch() - depth, any_leaf_key(other));
-  region_->store_u64_persist(parent_slot, other);
-  region_->store_u64_persist(&c->header, merged.pack());
+  radix::collapse_in_place(nodes_, parent_slot, header_of(offset).depth, other);
   free_node(offset);
 }
 

@@ -5,6 +5,7 @@
 
 #include "engine/pm/persistence.h"
 #include "engine/wort/wort_engine.h"
+#include "engine/radix/radix_tree.h"
 #include "engine/wort/wort_tree.h"
 
 namespace pmcached::engine::wort {
@@ -13,7 +14,7 @@ UpsertResult WortEngine::upsert(std::string_view key, ItemRef ref) noexcept {
   pm::OpScope scope(pm::OpKind::kInsert);
   std::unique_lock lock(mutex_);
   const std::uint64_t leaf = leaf_ref(ref);
-  const std::size_t key_nibbles = nibble_count(key);
+  const std::size_t key_chunks = Key::count(key);
   if (root() == 0) return insert_first(key, leaf);
 
   std::uint64_t* slot = root_field_;
@@ -21,31 +22,14 @@ UpsertResult WortEngine::upsert(std::string_view key, ItemRef ref) noexcept {
   std::uint32_t depth = 0;  // the depth the path implies for `offset`
   for (;;) {
     Node* n = node(offset);
-    Header h = header_of(n);
-    if (h.depth != depth) {  // left by a crash; recover() normally repaired it already
-      repair_header(offset, depth);
-      h = header_of(n);
-    }
-    if (h.prefix_len > 0) {
-      // Pessimistic check of the whole prefix: nibbles past the stored 8 come from a leaf.
-      std::string_view sample;
-      for (std::uint32_t j = 0; j < h.prefix_len; ++j) {
-        const std::size_t pos = h.depth + j;
-        unsigned expected;
-        if (j < kStoredPrefixNibbles) {
-          expected = h.nibble(j);
-        } else {
-          if (sample.empty()) sample = any_leaf_key(offset);
-          expected = nibble(sample, pos);
-        }
-        if (pos >= key_nibbles || nibble(key, pos) != expected) {
-          return split(slot, offset, h, key, leaf, j);
-        }
-      }
+    const Header h = radix::checked_header(nodes_, offset, depth);
+    if (h.prefix_len > 0) {  // pessimistic: nibbles past the stored 8 come from a leaf
+      const std::uint32_t mismatch = radix::prefix_mismatch(nodes_, offset, h, key);
+      if (mismatch < h.prefix_len) return split(slot, offset, h, key, leaf, mismatch);
     }
     const std::uint32_t branch = h.branch();
-    const unsigned next = key_nibbles == branch ? 0 : nibble(key, branch);
-    std::uint64_t* child_slot = slot_for(n, branch, key_nibbles, next);
+    const unsigned next = key_chunks == branch ? 0 : Key::at(key, branch);
+    std::uint64_t* child_slot = slot_for(n, branch, key_chunks, next);
     const std::uint64_t child = *child_slot;
     if (child == 0) {
       region_->store_u64_persist(child_slot, leaf);
@@ -71,8 +55,8 @@ UpsertResult WortEngine::upsert(std::string_view key, ItemRef ref) noexcept {
 UpsertResult WortEngine::insert_first(std::string_view key, std::uint64_t leaf) noexcept {
   const std::uint64_t offset = new_node(Header{});
   if (offset == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
-  const std::size_t key_nibbles = nibble_count(key);
-  *slot_for(node(offset), 0, key_nibbles, key_nibbles == 0 ? 0 : nibble(key, 0)) = leaf;
+  const std::size_t key_chunks = Key::count(key);
+  *slot_for(node(offset), 0, key_chunks, key_chunks == 0 ? 0 : Key::at(key, 0)) = leaf;
   persist_new_node(offset);
   region_->fence();
   region_->store_u64_persist(root_field_, offset);
@@ -86,14 +70,14 @@ UpsertResult WortEngine::push_down(std::uint64_t* slot, std::uint64_t old_leaf,
                                    std::string_view key, std::uint64_t leaf,
                                    std::uint32_t depth) noexcept {
   const std::string_view other = leaf_key(old_leaf);
-  const std::uint32_t common = common_nibbles(key, other, depth);
-  const std::uint64_t offset = new_node(header_from_key(depth, common, key));
+  const std::uint32_t common = Key::common(key, other, depth);
+  const std::uint64_t offset = new_node(Header::from_key(depth, common, key));
   if (offset == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
   Node* n = node(offset);
   const std::uint32_t branch = depth + common;
   for (const auto& [k, ref] : {std::pair{key, leaf}, std::pair{other, old_leaf}}) {
-    const std::size_t k_nibbles = nibble_count(k);
-    *slot_for(n, branch, k_nibbles, k_nibbles == branch ? 0 : nibble(k, branch)) = ref;
+    const std::size_t k_chunks = Key::count(k);
+    *slot_for(n, branch, k_chunks, k_chunks == branch ? 0 : Key::at(k, branch)) = ref;
   }
   persist_new_node(offset);
   region_->fence();
@@ -111,16 +95,17 @@ UpsertResult WortEngine::push_down(std::uint64_t* slot, std::uint64_t old_leaf,
 UpsertResult WortEngine::split(std::uint64_t* slot, std::uint64_t offset, Header h,
                                std::string_view key, std::uint64_t leaf,
                                std::uint32_t mismatch) noexcept {
-  const std::string_view sample = any_leaf_key(offset);  // the node's real prefix nibbles
+  // The node's real prefix nibbles.
+  const std::string_view sample = radix::any_leaf_key(nodes_, offset);
   const std::uint32_t cut = h.depth + mismatch;          // the new parent's branch
-  const std::uint64_t parent = new_node(header_from_key(h.depth, mismatch, sample));
+  const std::uint64_t parent = new_node(Header::from_key(h.depth, mismatch, sample));
   if (parent == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
   Node* p = node(parent);
-  p->children[nibble(sample, cut)] = offset;
-  const std::size_t key_nibbles = nibble_count(key);
-  *slot_for(p, cut, key_nibbles, key_nibbles == cut ? 0 : nibble(key, cut)) = leaf;
+  p->children[Key::at(sample, cut)] = offset;
+  const std::size_t key_chunks = Key::count(key);
+  *slot_for(p, cut, key_chunks, key_chunks == cut ? 0 : Key::at(key, cut)) = leaf;
 
-  const Header shortened = header_from_key(cut + 1, h.prefix_len - mismatch - 1, sample);
+  const Header shortened = Header::from_key(cut + 1, h.prefix_len - mismatch - 1, sample);
   Node* n = node(offset);
   __atomic_store_n(&n->header, shortened.pack(), __ATOMIC_RELAXED);
   persist_new_node(parent);

@@ -1,8 +1,9 @@
 // WortEngine: the class behind make_wort_engine() (private to engine/wort). The design and the
 // persist orders are described in wort_engine.h; the node layout in wort_node.h.
 //
-// Files: wort_engine.cc (construction, lookup, scan, stats), wort_insert.cc (upsert, Alg. 1),
-// wort_erase.cc (erase, collapse), wort_recovery.cc (recover, Alg. 2, walks).
+// Files: wort_engine.cc (construction, lookup, scan, stats, recovery), wort_insert.cc (upsert,
+// Alg. 1), wort_erase.cc (erase, collapse). Reads, walks and Algorithm 2 are the shared radix
+// algorithms (engine/radix/radix_tree.h) over WortNodes.
 //
 // Thread safety: see wort_engine.h. Private helpers assume the caller holds mutex_ (shared for
 // the const ones that only read, exclusive for those that write).
@@ -45,41 +46,26 @@ class WortEngine final : public IndexEngine {
   }
   [[nodiscard]] std::vector<EngineStat> stats() const override;
   void recover() override;
-  // Throws std::runtime_error if a node reference is wild (see wort_recovery.cc).
-  void validate_structure() const;
   void for_each_block(const std::function<void(std::uint64_t offset)>& visit) const override;
 
  private:
-  struct WalkTotals {
-    std::uint64_t nodes = 0;
-    std::uint64_t leaves = 0;
-    std::uint64_t leaf_depth_sum = 0;  // nodes on the path to each leaf, summed
-  };
-
   // --- access (wort_engine.cc) ---
-  [[nodiscard]] Node* node(std::uint64_t offset) const noexcept {
-    return region_->at<Node>(offset);
+  [[nodiscard]] Node* node(std::uint64_t offset) const noexcept { return nodes_.node(offset); }
+  [[nodiscard]] Header header_of(std::uint64_t offset) const noexcept {
+    return nodes_.header(offset, 0);
   }
-  [[nodiscard]] static Header header_of(const Node* n) noexcept {
-    return Header::unpack(__atomic_load_n(&n->header, __ATOMIC_RELAXED));
-  }
-  [[nodiscard]] std::string_view leaf_key(std::uint64_t ref) const {
-    return key_of_(leaf_item(ref));
-  }
-  // The key of some leaf below `ref` (a leaf or a node).
-  [[nodiscard]] std::string_view any_leaf_key(std::uint64_t ref) const;
+  [[nodiscard]] std::string_view leaf_key(std::uint64_t ref) const { return nodes_.leaf_key(ref); }
   [[nodiscard]] std::uint64_t root() const noexcept;
   // Allocates a zeroed node with header `h`; 0 when the heap is full.
   [[nodiscard]] std::uint64_t new_node(Header h) noexcept;
   void persist_new_node(std::uint64_t offset) noexcept;
   void free_node(std::uint64_t offset) noexcept;
-  // The slot of `n` where a key of `key_nibbles` nibbles with branch nibble `next` belongs.
+  // The slot of `n` where a key of `key_chunks` nibbles with branch nibble `next` belongs.
   [[nodiscard]] static std::uint64_t* slot_for(Node* n, std::uint32_t branch,
-                                               std::size_t key_nibbles, unsigned next) noexcept {
-    return key_nibbles == branch ? &n->end_slot : &n->children[next];
+                                               std::size_t key_chunks, unsigned next) noexcept {
+    return key_chunks == branch ? &n->end_slot : &n->children[next];
   }
-  bool scan_ref(std::uint64_t ref, std::uint32_t implied, bool bounded, std::string_view from,
-                const std::function<bool(std::string_view, ItemRef)>& visit) const;
+  void recount();
 
   // --- insert (wort_insert.cc) ---
   UpsertResult insert_first(std::string_view key, std::uint64_t leaf) noexcept;
@@ -91,23 +77,13 @@ class WortEngine final : public IndexEngine {
   // --- erase (wort_erase.cc) ---
   void remove_leaf(std::uint64_t* parent_slot, std::uint64_t offset, std::uint64_t* slot) noexcept;
 
-  // --- recovery and walks (wort_recovery.cc) ---
-  // Algorithm 2: rewrites the header of the node at `offset` for path depth `depth`.
-  void repair_header(std::uint64_t offset, std::uint32_t depth) noexcept;
-  // The header a node at `offset` must have at `depth` (its prefix recomputed from leaves).
-  [[nodiscard]] Header expected_header(std::uint64_t offset, std::uint32_t depth) const;
-  void recover_node(std::uint64_t* slot, std::uint32_t depth, bool is_root);
-  void walk(std::uint64_t ref, std::uint64_t path_nodes, WalkTotals& totals,
-            const std::function<void(std::uint64_t)>* visit_node) const;
-  void recount();
-
-  std::function<std::string_view(ItemRef)> key_of_;
   std::unique_ptr<pm::Pool> own_pool_;            // only without EngineContext::pool
   std::unique_ptr<pm::Allocator> own_allocator_;  // likewise
   pm::Pool* pool_;
   pm::Allocator* allocator_;
   pm::PmRegion* region_;
   std::uint64_t* root_field_;
+  WortNodes nodes_;
 
   mutable std::shared_mutex mutex_;
   std::atomic<std::size_t> keys_{0};
