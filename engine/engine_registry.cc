@@ -2,6 +2,7 @@
 // add a row here, and the engine test suite (tests/engine) runs over it automatically.
 #include "engine/engine_registry.h"
 
+#include "engine/art/art_engine.h"
 #include "engine/dram_engine.h"
 #include "engine/wort/wort_engine.h"
 
@@ -14,6 +15,14 @@ const std::vector<EngineInfo>& registered_engines() {
       {std::string(kWortEngineName),
        "WORT: write-optimal radix tree, 4-bit nodes, 8-byte atomic commits (seed 002 §3.4)",
        /*persistent=*/true, [](const EngineContext& context) { return make_wort_engine(context); }},
+      {std::string(kWoartEngineName),
+       "WOART: write-optimal adaptive radix tree, N4/N16/N48/N256 with in-place atomic commits "
+       "(seed 002 §3.5)",
+       /*persistent=*/true, [](const EngineContext& context) { return make_woart_engine(context); }},
+      {std::string(kArtCowEngineName),
+       "ART+CoW: adaptive radix tree, copy-on-write N4/N16 and prefix splits (seed 002 §3.6)",
+       /*persistent=*/true,
+       [](const EngineContext& context) { return make_artcow_engine(context); }},
   };
   return engines;
 }
