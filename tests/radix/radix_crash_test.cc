@@ -1,0 +1,85 @@
+// Crash tests shared by the radix engines (wort, woart, artcow — those registered): workloads
+// crashed at EVERY persistence point (plain and adversarial) or, for the large one, at random
+// points; see radix_crash.h for what is checked after each restart. A deliberately broken persist
+// order must be caught.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/radix/fault_injection.h"
+#include "tests/radix/radix_crash.h"
+
+namespace pmcached::engine::radix::testing {
+namespace {
+
+// Under a sanitizer the large workload is scaled down (it reruns once per crash point).
+#ifdef PMCACHED_SANITIZED_BUILD
+constexpr int kLargeWorkloadOps = 20000;
+#else
+constexpr int kLargeWorkloadOps = 100000;
+#endif
+
+class RadixCrashTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RadixCrashTest, SplitsAtSeveralDepthsSurviveEveryCrashPoint) {
+  EXPECT_EQ(crash_everywhere(GetParam(), split_workload()), 0);
+}
+
+TEST_P(RadixCrashTest, DeletesAndCollapsesSurviveEveryCrashPoint) {
+  EXPECT_EQ(crash_everywhere(GetParam(), delete_workload()), 0);
+}
+
+TEST_P(RadixCrashTest, PrefixKeysSurviveEveryCrashPoint) {
+  std::vector<Op> ops = puts({"abc", "a", "ab", "abcd", "abd", "b", "ab"});
+  for (const char* k : {"abc", "a", "abd", "ab", "abcd"}) ops.push_back({false, k});
+  ops.push_back({true, "a"});
+  EXPECT_EQ(crash_everywhere(GetParam(), ops), 0);
+}
+
+TEST_P(RadixCrashTest, RandomSmallWorkloadsSurviveEveryCrashPoint) {
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<Op> ops;
+    for (int i = 0; i < 30; ++i) {
+      std::string key = (rng() % 2 == 0) ? numbered("k", rng() % 12) : be64(rng() % 12 << 20);
+      ops.push_back({rng() % 3 != 0, key});
+    }
+    EXPECT_EQ(crash_everywhere(GetParam(), ops), 0) << "seed " << seed;
+  }
+}
+
+// A large workload crashed at a handful of random points.
+TEST_P(RadixCrashTest, LargeWorkloadSurvivesRandomCrashPoints) {
+  std::mt19937_64 rng(99);
+  std::vector<Op> ops;
+  for (int i = 0; i < kLargeWorkloadOps; ++i) {
+    std::string key =
+        (rng() % 2 == 0) ? numbered("user:", rng() % 4000) : be64((rng() % 4000) * 0x10001);
+    ops.push_back({rng() % 4 != 0, key});
+  }
+  const PointRange range = traced_run(GetParam(), ops);
+  EXPECT_GT(range.last - range.first, ops.size());
+  for (int i = 0; i < 4; ++i) {
+    const std::uint64_t k = range.first + 1 + rng() % (range.last - range.first);
+    EXPECT_EQ(crash_and_check(GetParam(), ops, k, /*adversarial=*/i % 2 == 1), "")
+        << "point " << k;
+  }
+}
+
+// The simulator must catch an engine that publishes a node before persisting it.
+TEST_P(RadixCrashTest, SimulatorCatchesABrokenPersistOrder) {
+  FaultInjection::skip_new_node_flush = true;
+  const int failures = crash_everywhere(GetParam(), split_workload(), {.quiet = true, .crash_ops = {}});
+  FaultInjection::skip_new_node_flush = false;
+  EXPECT_GT(failures, 0) << "a commit before the node is persisted went unnoticed";
+}
+
+INSTANTIATE_TEST_SUITE_P(RadixEngines, RadixCrashTest,
+                         ::testing::ValuesIn(registered_radix_engines()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+}  // namespace
+}  // namespace pmcached::engine::radix::testing
