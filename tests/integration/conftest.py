@@ -11,6 +11,7 @@ Everything here waits on conditions with deadlines; nothing sleeps to synchronis
 
 import errno
 import os
+import pathlib
 import shlex
 import signal
 import socket
@@ -299,6 +300,10 @@ class Reaper:
             self.problems.append((test_id, f"exited during the test with status {status}",
                                   server.log_text()[-5000:]))
         server.terminate()
+        # The fresh pool each start got (64 MB, allocated on disk) goes now: the test is over,
+        # and hundreds of them would fill the disk. Unlinked while the server may still map it,
+        # its space is freed when the process exits. Pools a test names are its own business.
+        pathlib.Path(f"{server.log_path}.pool").unlink(missing_ok=True)
         self.pending.append((test_id, server))
 
     def finish(self):
@@ -398,5 +403,6 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if report.failed:
         for i, server in enumerate(getattr(item, "pmcached_servers", [])):
-            status = "running" if server.alive() else f"exited {server.proc.returncode}"
+            status = ("not started" if server.proc is None else
+                      "running" if server.alive() else f"exited {server.proc.returncode}")
             report.sections.append((f"server {i} log ({status})", server.log_text()[-20000:]))
