@@ -2,7 +2,9 @@
 // next node type), leaf collision (push down), prefix split and replace. Every path allocates
 // before it writes anything reachable, so an allocation failure changes nothing; every path ends
 // with one atomic store that is persisted.
+#include <array>
 #include <mutex>
+#include <utility>
 
 #include "engine/art/art_tree.h"
 #include "engine/pm/persistence.h"
@@ -106,8 +108,9 @@ UpsertResult ArtEngine::push_down(std::uint64_t* slot, std::uint64_t old_leaf,
   // The shorter key may end at the branch; the other continues (they differ).
   const bool key_first = key.size() == branch || (other.size() > branch &&
                                                   Key::at(key, branch) < Key::at(other, branch));
-  for (const auto& [k, ref] : key_first ? std::array{std::pair{key, leaf}, std::pair{other, old_leaf}}
-                                        : std::array{std::pair{other, old_leaf}, std::pair{key, leaf}}) {
+  const std::pair<std::string_view, std::uint64_t> mine{key, leaf};
+  const std::pair<std::string_view, std::uint64_t> theirs{other, old_leaf};
+  for (const auto& [k, ref] : key_first ? std::array{mine, theirs} : std::array{theirs, mine}) {
     if (k.size() == branch) {
       end = ref;
     } else {

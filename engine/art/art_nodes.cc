@@ -157,7 +157,9 @@ void ArtNodes::fill(std::uint64_t node, NodeType type, Header h, std::uint64_t e
     }
     case NodeType::kN256: {
       Node256* n = as<Node256>(node);
-      for (unsigned j = 0; j < children.size; ++j) n->children[children.at[j].chunk] = children.at[j].ref;
+      for (unsigned j = 0; j < children.size; ++j) {
+        n->children[children.at[j].chunk] = children.at[j].ref;
+      }
       return;
     }
   }

@@ -63,7 +63,7 @@ class ArtNodes {
   template <typename F>
   bool for_each_child(std::uint64_t node, unsigned first, F&& f) const;
   [[nodiscard]] std::string_view leaf_key(std::uint64_t leaf) const {
-    return key_of_(leaf & ~1ull);
+    return key_of_(radix::leaf_item(leaf));
   }
   [[nodiscard]] std::string node_problem(std::uint64_t node) const;
   [[nodiscard]] std::uint64_t node_bytes(std::uint64_t node) const noexcept {

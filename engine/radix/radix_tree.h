@@ -56,7 +56,8 @@ template <typename Tree, typename Header>
 [[nodiscard]] std::uint64_t* slot_for_key(const Tree& t, std::uint64_t node, const Header& h,
                                           std::string_view key) {
   const std::size_t chunks = Tree::Key::count(key);
-  return chunks == h.branch() ? t.end_slot(node) : t.child_slot(node, Tree::Key::at(key, h.branch()));
+  if (chunks == h.branch()) return t.end_slot(node);
+  return t.child_slot(node, Tree::Key::at(key, h.branch()));
 }
 
 // The leaf reference stored for `key`, or 0. Readers trust only the stored prefix chunks and the

@@ -72,7 +72,8 @@ TEST_P(RadixCrashTest, LargeWorkloadSurvivesRandomCrashPoints) {
 // The simulator must catch an engine that publishes a node before persisting it.
 TEST_P(RadixCrashTest, SimulatorCatchesABrokenPersistOrder) {
   FaultInjection::skip_new_node_flush = true;
-  const int failures = crash_everywhere(GetParam(), split_workload(), {.quiet = true, .crash_ops = {}});
+  const int failures =
+      crash_everywhere(GetParam(), split_workload(), {.quiet = true, .crash_ops = {}});
   FaultInjection::skip_new_node_flush = false;
   EXPECT_GT(failures, 0) << "a commit before the node is persisted went unnoticed";
 }
