@@ -28,7 +28,8 @@
 // root has depth 0 and no prefix, lives in the pool's root field and is never split or merged.
 // Nodes are freed only after the store that unlinks them is persisted. Persistence is counted
 // under pm::OpScope (kInsert, kUpdate, kDelete, kRecovery); without a pool (engine-agnostic unit
-// tests) an engine makes a private in-memory pool of kPrivatePoolBytes.
+// tests) an engine makes a private in-memory pool
+// (radix::PoolBinding::kPrivatePoolBytes).
 //
 // Thread safety: one std::shared_mutex per engine; lookup/scan/size/stats/for_each_block shared,
 // upsert/erase/recover exclusive. scan() holds the lock while calling the visitor.
@@ -49,8 +50,5 @@ inline constexpr std::string_view kArtCowEngineName = "artcow";
 [[nodiscard]] std::unique_ptr<IndexEngine> make_woart_engine(const EngineContext& context);
 [[nodiscard]] std::unique_ptr<IndexEngine> make_artcow_engine(const EngineContext& context);
 
-namespace art {
-inline constexpr std::size_t kPrivatePoolBytes = 32u << 20;
-}  // namespace art
 
 }  // namespace pmcached::engine

@@ -73,8 +73,14 @@ class ArtNodes {
     region_->store_u64_persist(word, value);
   }
 
-  // --- for the writers ---
+  // --- for RadixEngine (stats, recovery) ---
   [[nodiscard]] bool stores_depth() const noexcept { return stores_depth_; }
+  static constexpr std::array<const char*, 4> kTypeNames{"n4", "n16", "n48", "n256"};
+  [[nodiscard]] unsigned type_index(std::uint64_t node) const noexcept {
+    return static_cast<unsigned>(type(node)) - 1;
+  }
+
+  // --- for the writers ---
   [[nodiscard]] NodeBase* base(std::uint64_t node) const noexcept {
     return region_->at<NodeBase>(node);
   }

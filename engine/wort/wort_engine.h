@@ -27,7 +27,8 @@
 //
 // The engine counts its persistence under pm::OpScope (kInsert, kUpdate, kDelete, kRecovery).
 // Created without a pool (EngineContext::pool == nullptr, e.g. the engine-agnostic unit tests),
-// it makes a private in-memory pool of kPrivatePoolBytes.
+// it makes a private in-memory pool
+// (radix::PoolBinding::kPrivatePoolBytes).
 //
 // Thread safety: one std::shared_mutex; lookup/scan/size/stats/for_each_block shared,
 // upsert/erase/recover exclusive. scan() holds the lock while calling the visitor.
@@ -46,9 +47,4 @@ inline constexpr std::string_view kWortEngineName = "wort";
 
 [[nodiscard]] std::unique_ptr<IndexEngine> make_wort_engine(const EngineContext& context);
 
-namespace wort {
-
-inline constexpr std::size_t kPrivatePoolBytes = 32u << 20;
-
-}  // namespace wort
 }  // namespace pmcached::engine

@@ -12,6 +12,7 @@
 // Thread safety: plain data; the engine's lock orders all access.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -82,6 +83,10 @@ class WortNodes {
     region_->store_u64_persist(word, value);
   }
   [[nodiscard]] pm::PmRegion& region() const noexcept { return *region_; }
+  // For RadixEngine: WORT always stores the depth and has one node type.
+  [[nodiscard]] static constexpr bool stores_depth() noexcept { return true; }
+  static constexpr std::array<const char*, 0> kTypeNames{};
+  [[nodiscard]] static unsigned type_index(std::uint64_t /*offset*/) noexcept { return 0; }
 
  private:
   pm::PmRegion* region_;

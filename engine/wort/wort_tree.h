@@ -1,52 +1,33 @@
 // WortEngine: the class behind make_wort_engine() (private to engine/wort). The design and the
 // persist orders are described in wort_engine.h; the node layout in wort_node.h.
 //
-// Files: wort_engine.cc (construction, lookup, scan, stats, recovery), wort_insert.cc (upsert,
-// Alg. 1), wort_erase.cc (erase, collapse). Reads, walks and Algorithm 2 are the shared radix
-// algorithms (engine/radix/radix_tree.h) over WortNodes.
+// Files: wort_engine.cc (construction, node helpers), wort_insert.cc (upsert, Alg. 1),
+// wort_erase.cc (erase, collapse). Lookup, scan, stats and recovery come from
+// radix::RadixEngine; reads, walks and Algorithm 2 are the shared radix algorithms.
 //
 // Thread safety: see wort_engine.h. Private helpers assume the caller holds mutex_ (shared for
 // the const ones that only read, exclusive for those that write).
 #pragma once
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <memory>
-#include <shared_mutex>
-#include <string>
 #include <string_view>
-#include <vector>
 
 #include "engine/engine_registry.h"
 #include "engine/index_engine.h"
-#include "engine/pm/allocator.h"
-#include "engine/pm/pm_region.h"
-#include "engine/pm/pool.h"
+#include "engine/radix/radix_engine.h"
 #include "engine/wort/wort_node.h"
 
 namespace pmcached::engine::wort {
 
-class WortEngine final : public IndexEngine {
+class WortEngine final : public radix::RadixEngine<WortNodes> {
  public:
   explicit WortEngine(const EngineContext& context);
   ~WortEngine() override;
 
   [[nodiscard]] std::string_view name() const noexcept override;
-  [[nodiscard]] EngineCapabilities capabilities() const noexcept override {
-    return {.ordered = true, .concurrent = true, .persistent = true};
-  }
-  [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override;
   [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override;
   [[nodiscard]] ItemRef erase(std::string_view key) noexcept override;
-  void scan(std::string_view from,
-            const std::function<bool(std::string_view key, ItemRef ref)>& visit) const override;
-  [[nodiscard]] std::size_t size() const noexcept override {
-    return keys_.load(std::memory_order_relaxed);
-  }
-  [[nodiscard]] std::vector<EngineStat> stats() const override;
-  void recover() override;
-  void for_each_block(const std::function<void(std::uint64_t offset)>& visit) const override;
 
  private:
   // --- access (wort_engine.cc) ---
@@ -55,7 +36,6 @@ class WortEngine final : public IndexEngine {
     return nodes_.header(offset, 0);
   }
   [[nodiscard]] std::string_view leaf_key(std::uint64_t ref) const { return nodes_.leaf_key(ref); }
-  [[nodiscard]] std::uint64_t root() const noexcept;
   // Allocates a zeroed node with header `h`; 0 when the heap is full.
   [[nodiscard]] std::uint64_t new_node(Header h) noexcept;
   void persist_new_node(std::uint64_t offset) noexcept;
@@ -65,7 +45,6 @@ class WortEngine final : public IndexEngine {
                                                std::size_t key_chunks, unsigned next) noexcept {
     return key_chunks == branch ? &n->end_slot : &n->children[next];
   }
-  void recount();
 
   // --- insert (wort_insert.cc) ---
   UpsertResult insert_first(std::string_view key, std::uint64_t leaf) noexcept;
@@ -76,18 +55,6 @@ class WortEngine final : public IndexEngine {
 
   // --- erase (wort_erase.cc) ---
   void remove_leaf(std::uint64_t* parent_slot, std::uint64_t offset, std::uint64_t* slot) noexcept;
-
-  std::unique_ptr<pm::Pool> own_pool_;            // only without EngineContext::pool
-  std::unique_ptr<pm::Allocator> own_allocator_;  // likewise
-  pm::Pool* pool_;
-  pm::Allocator* allocator_;
-  pm::PmRegion* region_;
-  std::uint64_t* root_field_;
-  WortNodes nodes_;
-
-  mutable std::shared_mutex mutex_;
-  std::atomic<std::size_t> keys_{0};
-  mutable std::atomic<std::uint64_t> node_block_bytes_{0};  // allocator block size of a node
 };
 
 }  // namespace pmcached::engine::wort

@@ -1,0 +1,170 @@
+// RadixEngine<Nodes>: the IndexEngine shell the radix engines (wort, woart, artcow) share: the
+// pool binding (or a private in-memory pool for the engine-agnostic unit tests), the root field,
+// the engine lock and key count, and everything that is the same over any node layout: lookup,
+// ordered scan, recovery (validation, Algorithm 2 where a depth is stored, an emptied root
+// unlinked), the block walk for the allocator rebuild, and `stats engine`. An engine adds its
+// upsert/erase (the commit protocols) and its name.
+//
+// Nodes is a radix_tree.h node-access type constructed as Nodes(region, key_of, args...), with
+// also: `bool stores_depth() const`, `static constexpr std::array<const char*, N> kTypeNames`
+// and `unsigned type_index(node) const` (per-type node counts in stats; N = 0 for one type).
+//
+// Thread safety: lookup/scan/size/stats/for_each_block take mutex_ shared, recover() exclusive;
+// an engine's upsert/erase take it exclusive. scan() holds the lock while calling the visitor.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/engine_registry.h"
+#include "engine/engine_stats.h"
+#include "engine/index_engine.h"
+#include "engine/pm/allocator.h"
+#include "engine/pm/persistence.h"
+#include "engine/pm/pool.h"
+#include "engine/radix/radix_tree.h"
+
+namespace pmcached::engine::radix {
+
+// The pool and allocator an engine works in: the context's, or a private in-memory pool.
+class PoolBinding {
+ public:
+  static constexpr std::size_t kPrivatePoolBytes = 32u << 20;
+
+  PoolBinding(const EngineContext& context, std::string_view engine_name)
+      : pool_(context.pool), allocator_(context.allocator) {
+    if (pool_ == nullptr || allocator_ == nullptr) {
+      own_pool_ =
+          pm::Pool::open_region(pm::PmRegion::in_memory(kPrivatePoolBytes), engine_name);
+      own_allocator_ = std::make_unique<pm::Allocator>(
+          own_pool_->region(), own_pool_->heap_begin(), own_pool_->heap_end());
+      pool_ = own_pool_.get();
+      allocator_ = own_allocator_.get();
+    }
+  }
+  [[nodiscard]] pm::Pool& pool() const noexcept { return *pool_; }
+  [[nodiscard]] pm::Allocator& allocator() const noexcept { return *allocator_; }
+
+ private:
+  std::unique_ptr<pm::Pool> own_pool_;
+  std::unique_ptr<pm::Allocator> own_allocator_;
+  pm::Pool* pool_;
+  pm::Allocator* allocator_;
+};
+
+template <typename Nodes>
+class RadixEngine : public IndexEngine {
+ public:
+  [[nodiscard]] EngineCapabilities capabilities() const noexcept override {
+    return {.ordered = true, .concurrent = true, .persistent = true};
+  }
+  [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override {
+    std::shared_lock lock(mutex_);
+    return leaf_item(find_leaf(nodes_, root(), key));
+  }
+  void scan(std::string_view from,
+            const std::function<bool(std::string_view key, ItemRef ref)>& visit) const override {
+    std::shared_lock lock(mutex_);
+    if (root() != 0) scan_from(nodes_, root(), 0, !from.empty(), from, visit);
+  }
+  [[nodiscard]] std::size_t size() const noexcept override {
+    return keys_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::vector<EngineStat> stats() const override;
+  void recover() override;
+  void for_each_block(const std::function<void(std::uint64_t offset)>& visit) const override {
+    std::shared_lock lock(mutex_);
+    WalkTotals totals;
+    walk(nodes_, root(), 0, totals, visit);
+  }
+
+ protected:
+  // Binds the pool and validates the tree it holds: a corrupt pool throws std::runtime_error
+  // here, before anything follows a wild reference.
+  template <typename... NodeArgs>
+  RadixEngine(const EngineContext& context, std::string_view engine_name, NodeArgs&&... node_args)
+      : binding_(context, engine_name),
+        pool_(&binding_.pool()),
+        allocator_(&binding_.allocator()),
+        region_(&pool_->region()),
+        root_field_(pool_->root_field()),
+        nodes_(region_, context.key_of, std::forward<NodeArgs>(node_args)...) {
+    validate_structure(nodes_, root(), region_->size());
+    recount();
+  }
+
+  [[nodiscard]] std::uint64_t root() const noexcept {
+    return __atomic_load_n(root_field_, __ATOMIC_RELAXED);
+  }
+  void recount() {
+    WalkTotals totals;
+    walk(nodes_, root(), 0, totals, [](std::uint64_t) {});
+    keys_.store(totals.leaves, std::memory_order_relaxed);
+  }
+
+  PoolBinding binding_;
+  pm::Pool* pool_;
+  pm::Allocator* allocator_;
+  pm::PmRegion* region_;
+  std::uint64_t* root_field_;
+  Nodes nodes_;
+  mutable std::shared_mutex mutex_;
+  std::atomic<std::size_t> keys_{0};
+};
+
+// Engines that store a depth get Algorithm 2 over the whole tree (repair_depths); the others
+// (artcow) leave nothing to repair, so recovery only validates. An emptied root is unlinked.
+template <typename Nodes>
+void RadixEngine<Nodes>::recover() {
+  pm::OpScope scope(pm::OpKind::kRecovery);
+  std::unique_lock lock(mutex_);
+  // The constructor has validated the structure already; recover() is called once, right after.
+  if (root() != 0) {
+    if (nodes_.stores_depth()) repair_depths(nodes_, root_field_, 0, /*is_root=*/true);
+    const bool no_child =
+        nodes_.for_each_child(root(), 0, [](unsigned, std::uint64_t*) { return false; });
+    if (*nodes_.end_slot(root()) == 0 && no_child) {
+      nodes_.commit(root_field_, 0);  // unreachable nodes are free
+    }
+  }
+  recount();
+}
+
+template <typename Nodes>
+std::vector<EngineStat> RadixEngine<Nodes>::stats() const {
+  WalkTotals totals;
+  std::array<std::uint64_t, Nodes::kTypeNames.size()> by_type{};
+  std::uint64_t node_bytes = 0;
+  {
+    std::shared_lock lock(mutex_);
+    walk(nodes_, root(), 0, totals, [&](std::uint64_t node) {
+      if constexpr (Nodes::kTypeNames.size() > 0) ++by_type[nodes_.type_index(node)];
+      node_bytes += allocator_->block_size(node);
+    });
+  }
+  std::vector<EngineStat> out = {
+      {"engine", std::string(name())},
+      {"persistent", "yes"},
+      {"keys", std::to_string(size())},
+      {"nodes", std::to_string(totals.nodes)},
+  };
+  for (std::size_t i = 0; i < by_type.size(); ++i) {
+    out.push_back({std::string("nodes_") + Nodes::kTypeNames[i], std::to_string(by_type[i])});
+  }
+  out.push_back({"node_bytes", std::to_string(node_bytes)});
+  out.push_back({"bytes_per_key", format_ratio(node_bytes, totals.leaves)});
+  out.push_back({"leaf_depth_avg", format_ratio(totals.leaf_depth_sum, totals.leaves)});
+  append_persist_stats(out);
+  return out;
+}
+
+}  // namespace pmcached::engine::radix
