@@ -192,8 +192,11 @@ void validate_structure(const Tree& t, std::uint64_t root, std::uint64_t region_
     if (const std::uint64_t end = *t.end_slot(offset); end != 0 && !is_leaf(end)) {
       fail(offset, "has a node in its end slot");
     }
+    // for_each_child visits the entries a node says are used; none may be empty (the engines
+    // clear the key word, bitmap bit or index byte, never only the reference).
     t.for_each_child(offset, 0, [&](unsigned, std::uint64_t* slot) {
-      if (*slot != 0 && !is_leaf(*slot)) stack.emplace_back(*slot, above + 1);
+      if (*slot == 0) fail(offset, "has a used entry without a reference");
+      if (!is_leaf(*slot)) stack.emplace_back(*slot, above + 1);
       return true;
     });
   }

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "engine/radix/fault_injection.h"
+#include "engine/fault_injection.h"
 #include "engine/wort/wort_tree.h"
 
 namespace pmcached::engine {
@@ -26,7 +26,7 @@ std::uint64_t WortEngine::new_node(Header h) noexcept {
 }
 
 void WortEngine::persist_new_node(std::uint64_t offset) noexcept {
-  if (!radix::FaultInjection::skip_new_node_flush) region_->flush(node(offset), sizeof(Node));
+  if (!FaultInjection::skip_new_node_flush) region_->flush(node(offset), sizeof(Node));
 }
 
 void WortEngine::free_node(std::uint64_t offset) noexcept { allocator_->free(offset); }

@@ -51,9 +51,9 @@ TEST_P(ArtN48ReuseTest, AStalePointerSlotIsReusedAfterACrash) {
     }
     ASSERT_TRUE(sim.crash_image().has_value());
     Harness r(engine, *sim.crash_image());
-    const std::uint64_t node = r.node_at(leaf_key(0), 6);
+    const std::uint64_t node = radix_node_at(r, leaf_key(0), 6);
     ASSERT_NE(node, 0u);
-    ASSERT_EQ(r.type_at(leaf_key(0), 6), "n48");
+    ASSERT_EQ(radix_type_at(r, leaf_key(0), 6), "n48");
     const std::vector<unsigned> stale = stale_slots(r, node);
     if (stale.empty()) continue;  // a point before the pointer or after the index byte
     ++stale_points;
@@ -67,7 +67,7 @@ TEST_P(ArtN48ReuseTest, AStalePointerSlotIsReusedAfterACrash) {
     EXPECT_EQ(model.count(leaf_key(47)), 0u);
     // Another child: byte 100 of the node.
     ASSERT_EQ(r.put(leaf_key(100), model), UpsertStatus::kInserted);
-    ASSERT_EQ(r.node_at(leaf_key(0), 6), node) << "the N48 was replaced, not filled";
+    ASSERT_EQ(radix_node_at(r, leaf_key(0), 6), node) << "the N48 was replaced, not filled";
     const auto* n = r.region().at<art::Node48>(node);
     EXPECT_EQ(n->index[100], slot + 1) << "point " << k << ": the stale slot was not reused";
     EXPECT_EQ(n->children[slot], radix::leaf_ref(model[leaf_key(100)]));

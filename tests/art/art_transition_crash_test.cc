@@ -28,7 +28,7 @@ TEST_P(ArtTransitionCrashTest, SurvivesEveryCrashPointOfTheTransition) {
       }
       for (const TypeStep& s : t.steps) {
         if (s.op == i) {
-          ASSERT_EQ(h.type_at(s.probe, s.branch), s.after) << "op " << i;
+          ASSERT_EQ(radix_type_at(h, s.probe, s.branch), s.after) << "op " << i;
         }
       }
     }

@@ -22,7 +22,7 @@ TEST_P(ArtTransitionTest, TypesChangeWhereDocumented) {
   for (std::size_t i = 0; i < t.ops.size(); ++i) {
     for (const TypeStep& s : t.steps) {
       if (s.op == i) {
-        EXPECT_EQ(h.type_at(s.probe, s.branch), s.before) << "before op " << i;
+        EXPECT_EQ(radix_type_at(h, s.probe, s.branch), s.before) << "before op " << i;
       }
     }
     if (t.ops[i].put) {
@@ -32,7 +32,7 @@ TEST_P(ArtTransitionTest, TypesChangeWhereDocumented) {
     }
     for (const TypeStep& s : t.steps) {
       if (s.op == i) {
-        EXPECT_EQ(h.type_at(s.probe, s.branch), s.after) << "after op " << i;
+        EXPECT_EQ(radix_type_at(h, s.probe, s.branch), s.after) << "after op " << i;
       }
     }
     ASSERT_EQ(h.check(), "") << "after op " << i;
@@ -60,7 +60,8 @@ void grow_empty_grow(const std::string& engine, bool root) {
     type = type_after(type, count);
     if (!root && count <= 1) type = "none";  // a lone child replaces its node
     if (root && count == 0) return;          // an empty tree: a root node or none
-    ASSERT_EQ(h.type_at(probe, branch), type) << what << " " << i << ", " << count << " children";
+    ASSERT_EQ(radix_type_at(h, probe, branch), type)
+        << what << " " << i << ", " << count << " children";
   };
   for (int round = 0; round < 2; ++round) {
     for (std::uint64_t i = 0; i < 60; ++i) {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/radix/radix_crash.h"
+#include "tests/radix/radix_harness.h"
 
 namespace pmcached::engine::radix::testing {
 

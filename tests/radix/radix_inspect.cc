@@ -162,13 +162,6 @@ std::uint64_t node_on_path(const pm::PmRegion& region, std::uint64_t root,
   return 0;
 }
 
-std::string_view item_key(const pm::PmRegion& region, ItemRef ref) {
-  if (ref == 0 || ref >= region.size()) return {};
-  const auto* p = region.at<unsigned char>(ref);
-  const std::size_t len = std::min<std::size_t>(p[0], region.size() - ref - 1);
-  return {reinterpret_cast<const char*>(p + 1), len};
-}
-
 unsigned chunk_at(std::string_view key, std::size_t i, unsigned bits) {
   return bits == 8 ? Chunks<8>::at(key, i) : Chunks<4>::at(key, i);
 }

@@ -2,7 +2,8 @@
 // directly — never through the engine's code. A per-engine NodeDecoder turns a node offset into a
 // NodeView (the node's layout read from engine/wort/wort_node.h or engine/art/art_node.h, plus the
 // layout-specific problems it found); inspect_tree() walks the tree through the decoder and checks
-// what holds for every radix engine.
+// what holds for every radix engine. tests/index/inspectors.cc makes it the radix engines'
+// inspector for the shared harness (tests/index/index_harness.h).
 //
 // Thread safety: pure functions over a region nobody writes meanwhile.
 #pragma once
@@ -17,8 +18,12 @@
 
 #include "engine/index_engine.h"
 #include "engine/pm/pm_region.h"
+#include "tests/index/tree_report.h"
 
 namespace pmcached::engine::radix::testing {
+
+using ::pmcached::engine::testing::item_key;
+using ::pmcached::engine::testing::TreeReport;
 
 // One node as its layout describes it.
 struct NodeView {
@@ -48,13 +53,6 @@ using NodeDecoder =
 // The decoder of a radix engine by name; an empty function for an unknown name.
 [[nodiscard]] NodeDecoder decoder_for(std::string_view engine);
 
-// What the invariants checker found in a tree.
-struct TreeReport {
-  std::vector<std::string> problems;                                 // empty: all hold
-  std::vector<std::pair<std::uint64_t, std::size_t>> nodes;          // (offset, layout bytes)
-  std::vector<std::pair<std::string, ItemRef>> leaves;               // walk order
-};
-
 // Checks: each node's header depth equals the depth its path implies (artcow: header depth 0);
 // its prefix (stored chunks and the optimistic rest) is common to its leaves' keys; each leaf
 // sits on its key's path (END slot: the key ends at the branch; child c: chunk c); chunks unique
@@ -69,9 +67,6 @@ struct TreeReport {
 [[nodiscard]] std::uint64_t node_on_path(const pm::PmRegion& region, std::uint64_t root,
                                          const NodeDecoder& decode, std::string_view key,
                                          std::uint32_t branch);
-
-// The key of a test item ({u8 len; bytes}; a view into the region; "" if out of range).
-[[nodiscard]] std::string_view item_key(const pm::PmRegion& region, ItemRef ref);
 
 // Chunk `i` of `key` at `bits` (4 or 8) per chunk, and the key's length in chunks.
 [[nodiscard]] unsigned chunk_at(std::string_view key, std::size_t i, unsigned bits);

@@ -1,6 +1,6 @@
 // Tests of the wort engine's layout-specific behaviour: its node size in `stats engine`, the
 // write-optimal cost model of seed 002 §3.4, inserts into an empty slot that need no memory, and
-// an empty tree that resets the root field. Shared behaviour is tested in tests/radix.
+// an empty tree that resets the root field. Shared behaviour is tested in tests/index.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -12,9 +12,9 @@
 
 #include "engine/pm/persistence.h"
 #include "engine/wort/wort_node.h"
-#include "tests/radix/radix_harness.h"
+#include "tests/index/index_harness.h"
 
-namespace pmcached::engine::radix::testing {
+namespace pmcached::engine::testing {
 namespace {
 
 constexpr std::size_t kPoolBytes = 64u << 20;
@@ -22,7 +22,9 @@ constexpr std::size_t kPoolBytes = 64u << 20;
 TEST(WortLayout, StatsCountNodesOf144Bytes) {
   Harness h("wort", kPoolBytes);
   Model model;
-  for (std::uint64_t i = 1; i <= 100; ++i) ASSERT_EQ(h.put(be64(i), model), UpsertStatus::kInserted);
+  for (std::uint64_t i = 1; i <= 100; ++i) {
+    ASSERT_EQ(h.put(be64(i), model), UpsertStatus::kInserted);
+  }
   std::map<std::string, std::string> stats;
   for (const EngineStat& s : h.engine().stats()) stats[s.name] = s.value;
   EXPECT_EQ(std::stoul(stats["nodes"]), h.inspect().nodes.size());
@@ -34,7 +36,9 @@ TEST(WortLayout, StatsCountNodesOf144Bytes) {
 TEST(WortLayout, InsertIntoAnEmptySlotNeedsNoMemory) {
   Harness h("wort", pm::kMinPoolSize);
   Model model;
-  for (std::uint64_t i = 0; i < 40; ++i) ASSERT_EQ(h.put(be64(i << 8), model), UpsertStatus::kInserted);
+  for (std::uint64_t i = 0; i < 40; ++i) {
+    ASSERT_EQ(h.put(be64(i << 8), model), UpsertStatus::kInserted);
+  }
   // The root has no child for nibble 5: 0x5000.. fills an empty root slot.
   const ItemRef needs_node = h.make_item(be64(0x0001));  // collides with the leaf 0x0000
   const ItemRef empty_slot = h.make_item(be64(0x5ull << 60));
@@ -58,7 +62,9 @@ TEST(WortLayout, InsertIntoAnEmptySlotNeedsNoMemory) {
 TEST(WortLayout, AnEmptyTreeResetsTheRootField) {
   Harness h("wort", kPoolBytes);
   Model model;
-  for (std::uint64_t i = 0; i < 500; ++i) ASSERT_EQ(h.put(be64(i * 977), model), UpsertStatus::kInserted);
+  for (std::uint64_t i = 0; i < 500; ++i) {
+    ASSERT_EQ(h.put(be64(i * 977), model), UpsertStatus::kInserted);
+  }
   for (std::uint64_t i = 0; i < 500; ++i) ASSERT_TRUE(h.del(be64(i * 977), model));
   EXPECT_EQ(h.pool().root(), 0u);
   EXPECT_EQ(h.allocator().stats().bytes_in_use, 0u) << "every node and item was freed";
@@ -105,4 +111,4 @@ TEST(WortLayout, FlushesPerOperationFollowTheCostModel) {
 }
 
 }  // namespace
-}  // namespace pmcached::engine::radix::testing
+}  // namespace pmcached::engine::testing

@@ -1,15 +1,15 @@
 // Algorithm 2 (seed 002 §3.4) in the wort engine: crashes between a prefix split's header store
 // and its parent swing, or between a collapse and its header widening, leave a header whose depth
 // is ahead of its path; recovery must find and repair such headers. The shared crash suites
-// (tests/radix) prove the contract holds at every point; these prove the repair path is reached.
+// (tests/index) prove the contract holds at every point; these prove the repair path is reached.
 #include <cstdint>
 
 #include <gtest/gtest.h>
 
 #include "engine/pm/persistence.h"
-#include "tests/radix/radix_crash.h"
+#include "tests/index/index_crash.h"
 
-namespace pmcached::engine::radix::testing {
+namespace pmcached::engine::testing {
 namespace {
 
 // Lines recovery flushed (Algorithm 2 repairs) while running `body`.
@@ -33,4 +33,4 @@ TEST(WortRepair, CollapseCrashesLeaveHeadersThatRecoveryRepairs) {
 }
 
 }  // namespace
-}  // namespace pmcached::engine::radix::testing
+}  // namespace pmcached::engine::testing

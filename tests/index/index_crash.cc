@@ -1,13 +1,14 @@
-// Crash-test machinery for the radix engines. See radix_crash.h.
-#include "tests/radix/radix_crash.h"
+// Crash-test machinery for the persistent index engines. See index_crash.h.
+#include "tests/index/index_crash.h"
 
 #include <algorithm>
 #include <exception>
 #include <memory>
+#include <random>
 
 #include <gtest/gtest.h>
 
-namespace pmcached::engine::radix::testing {
+namespace pmcached::engine::testing {
 namespace {
 
 std::string describe_difference(const Model& got, const Model& want) {
@@ -160,4 +161,13 @@ std::vector<Op> delete_workload() {
   return ops;
 }
 
-}  // namespace pmcached::engine::radix::testing
+std::vector<Op> leaf_split_workload() {
+  std::vector<std::uint64_t> values;
+  for (std::uint64_t i = 1; i <= 130; ++i) values.push_back(i * 0x10001);
+  std::shuffle(values.begin(), values.end(), std::mt19937_64(42));
+  std::vector<Op> ops;
+  for (std::uint64_t v : values) ops.push_back({true, be64(v)});
+  return ops;
+}
+
+}  // namespace pmcached::engine::testing

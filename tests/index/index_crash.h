@@ -1,9 +1,9 @@
-// Crash-test machinery shared by the radix engine tests: a workload (a list of puts and deletes)
-// is run on a pool watched by pm::CrashSimulator, crashed at a persistence point (plain or
-// adversarial), restarted from the crash image (recover + allocator rebuild) and checked: every
-// operation that returned before the point is there, the one in flight is wholly there or wholly
-// absent, the invariants and the allocator accounting hold (Harness::check), and the tree keeps
-// working through a further round of operations.
+// Crash-test machinery shared by the persistent index engine tests (radix trees and B-trees): a
+// workload (a list of puts and deletes) is run on a pool watched by pm::CrashSimulator, crashed at
+// a persistence point (plain or adversarial), restarted from the crash image (recover + allocator
+// rebuild) and checked: every operation that returned before the point is there, the one in
+// flight is wholly there or wholly absent, the invariants and the allocator accounting hold
+// (Harness::check), and the tree keeps working through a further round of operations.
 //
 // Thread safety: single-threaded.
 #pragma once
@@ -15,9 +15,9 @@
 
 #include "engine/pm/crash_simulator.h"
 #include "engine/pm/pool.h"
-#include "tests/radix/radix_harness.h"
+#include "tests/index/index_harness.h"
 
-namespace pmcached::engine::radix::testing {
+namespace pmcached::engine::testing {
 
 inline constexpr std::size_t kCrashRegionBytes = pm::kMinPoolSize;
 
@@ -63,11 +63,15 @@ struct PointRange {
 
 [[nodiscard]] std::vector<Op> puts(const std::vector<std::string>& keys);
 
-// Shared workloads. Splits at several depths: a push-down deep in the key, prefix mismatches in
-// the stored and in the optimistic part of a prefix, root slots, and a replace.
+// Shared workloads. Radix splits at several depths: a push-down deep in the key, prefix
+// mismatches in the stored and in the optimistic part of a prefix, root slots, and a replace.
 [[nodiscard]] std::vector<Op> split_workload();
-// Deletes that clear a slot, collapse onto a leaf, collapse onto a node (merged header), empty
-// the tree, and inserts after that.
+// Radix deletes that clear a slot, collapse onto a leaf, collapse onto a node (merged header),
+// empty the tree, and inserts after that.
 [[nodiscard]] std::vector<Op> delete_workload();
+// 130 puts of distinct 8-byte keys in a shuffled order (fixed seed): at least two splits of a
+// B-tree leaf of up to 64 entries (and of the root above it); in a radix tree, new nodes at
+// several depths and node growth.
+[[nodiscard]] std::vector<Op> leaf_split_workload();
 
-}  // namespace pmcached::engine::radix::testing
+}  // namespace pmcached::engine::testing

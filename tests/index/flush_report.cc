@@ -1,9 +1,9 @@
-// radix_flush_report: prints a radix engine's cache-line flushes and fences per insert and its
+// flush_report: prints a persistent engine's cache-line flushes and fences per insert and its
 // average leaf depth, from the engine's own `stats()` (flushes_per_insert, fences_per_insert,
 // leaf_depth_avg), for N random-order 8-byte big-endian keys in the three distributions of
 // seed 002 §4 (Dense 1..N, Sparse uniform, Clustered runs of 64 at random bases), to set beside
 // seed 002 Tables 5.1 / 5.2. A measuring program, not a test:
-//   radix_flush_report ENGINE [N=1000000]      (ENGINE: wort, woart, artcow)
+//   flush_report ENGINE [N=1000000]      (ENGINE: any persistent engine)
 //
 // Items are kept out of the pool (references are just even numbers, keys in a vector), so the
 // counts are the index's own flushes; the paper's leaf node write corresponds to one extra line
@@ -64,12 +64,12 @@ int main(int argc, char** argv) {
     for (const auto& e : pmcached::engine::registered_engines()) {
       if (e.persistent) names += (names.empty() ? "" : ", ") + e.name;
     }
-    std::fprintf(stderr, "usage: radix_flush_report ENGINE [N=1000000]  (ENGINE: %s)\n",
+    std::fprintf(stderr, "usage: flush_report ENGINE [N=1000000]  (ENGINE: %s)\n",
                  names.c_str());
     return 2;
   }
   const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1000000;
-  std::printf("radix_flush_report %s: %zu random-order 8-byte keys per distribution, flush=%s\n",
+  std::printf("flush_report %s: %zu random-order 8-byte keys per distribution, flush=%s\n",
               info->name.c_str(), n,
               std::string(pm::flush_instruction_name(pm::active_flush_instruction())).c_str());
   std::printf("%-10s %9s %11s %10s %11s %11s\n", "dist", "keys", "flush/ins", "+item",
@@ -112,7 +112,8 @@ int main(int argc, char** argv) {
   std::printf(
       "seed 002 Table 5.1 (CLFLUSH per insert, leaf node included; Dense/Sparse/Clustered):\n"
       "  WORT 2.2/2.4/2.3  WOART 2.4/3.5/3.7  ART+CoW 2.4/3.8/3.9\n"
-      "seed 002 Table 5.2 (leaf node depth, 128M keys): WORT 7.0/7.0/8.2, WOART and ART+CoW 4.0 "
-      "(Dense)\n");
+      "  FPTree 4.8  NV-Tree 3.3  wB+Tree 6.0 (all three distributions; keys in the node)\n"
+      "seed 002 Table 5.2 (leaf node depth, 128M keys): WORT 7.0/7.0/8.2, WOART and ART+CoW "
+      "4.0/4.0/4.2, FPTree 3.0, NV-Tree 3.0, wB+Tree 4.0\n");
   return 0;
 }

@@ -1,5 +1,6 @@
-// Functional tests shared by the radix engines (wort, woart, artcow — those registered), against
-// a std::map model, with the invariants checker (radix_harness.h) run after each scenario.
+// Functional tests shared by every persistent index engine (persistent_index_engines(): the radix
+// trees wort, woart, artcow and the B-trees once registered), against a std::map model, with the
+// engine's invariants checker (Harness::check, index_harness.h) run after each scenario.
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -10,16 +11,16 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_registry.h"
-#include "tests/radix/radix_harness.h"
+#include "tests/index/index_harness.h"
 
-namespace pmcached::engine::radix::testing {
+namespace pmcached::engine::testing {
 namespace {
 
 constexpr std::size_t kPoolBytes = 64u << 20;
 
-class RadixTest : public ::testing::TestWithParam<std::string> {
+class IndexTest : public ::testing::TestWithParam<std::string> {
  protected:
-  RadixTest() : h_(GetParam(), kPoolBytes) {}
+  IndexTest() : h_(GetParam(), kPoolBytes) {}
 
   void expect_matches_model() {
     ASSERT_EQ(h_.engine().size(), model_.size());
@@ -48,19 +49,20 @@ class RadixTest : public ::testing::TestWithParam<std::string> {
   Model model_;
 };
 
-TEST_P(RadixTest, RegisteredAsPersistentWithStats) {
+TEST_P(IndexTest, RegisteredAsPersistentWithStats) {
   const EngineInfo* info = find_engine(GetParam());
   ASSERT_NE(info, nullptr);
   EXPECT_TRUE(info->persistent);
   EXPECT_TRUE(h_.engine().capabilities().persistent);
   EXPECT_TRUE(h_.engine().capabilities().ordered);
-  for (std::uint64_t i = 1; i <= 100; ++i)
+  // Enough keys that every engine's tree has more than one level.
+  for (std::uint64_t i = 1; i <= 1000; ++i)
     ASSERT_EQ(h_.put(be64(i), model_), UpsertStatus::kInserted);
   std::map<std::string, std::string> stats;
   for (const EngineStat& s : h_.engine().stats()) stats[s.name] = s.value;
   EXPECT_EQ(stats["engine"], GetParam());
   EXPECT_EQ(stats["persistent"], "yes");
-  EXPECT_EQ(stats["keys"], "100");
+  EXPECT_EQ(stats["keys"], "1000");
   EXPECT_GT(std::stod(stats["leaf_depth_avg"]), 1.0);
   for (const char* name : {"flushes_per_insert", "fences_per_insert", "flushes_per_update",
                            "fences_per_update", "flushes_per_delete", "fences_per_delete"}) {
@@ -69,7 +71,7 @@ TEST_P(RadixTest, RegisteredAsPersistentWithStats) {
   EXPECT_GE(std::stod(stats["flushes_per_insert"]), 1.0);
 }
 
-TEST_P(RadixTest, RandomOperationsMatchAStdMapModel) {
+TEST_P(IndexTest, RandomOperationsMatchAStdMapModel) {
   std::mt19937_64 rng(11);
   const std::vector<std::string> stems = {"", "user:", "user:1", "session:abcdefghijklmnop:", "x"};
   for (int i = 0; i < 20000; ++i) {
@@ -93,7 +95,7 @@ TEST_P(RadixTest, RandomOperationsMatchAStdMapModel) {
 }
 
 // 8-byte big-endian integer keys in the three distributions of seed 002 §4.
-TEST_P(RadixTest, IntegerDistributionsDenseSparseClustered) {
+TEST_P(IndexTest, IntegerDistributionsDenseSparseClustered) {
   std::mt19937_64 rng(5);
   std::vector<std::uint64_t> dense(20000), sparse(20000), clustered;
   for (std::size_t i = 0; i < dense.size(); ++i) dense[i] = i + 1;
@@ -122,7 +124,7 @@ TEST_P(RadixTest, IntegerDistributionsDenseSparseClustered) {
   expect_matches_model();
 }
 
-TEST_P(RadixTest, KeysThatArePrefixesOfOtherKeys) {
+TEST_P(IndexTest, KeysThatArePrefixesOfOtherKeys) {
   const std::vector<std::string> keys = {"abc", "a", "ab", "abcd", "abd", "b", "abcde", "ac"};
   for (const std::string& k : keys) ASSERT_EQ(h_.put(k, model_), UpsertStatus::kInserted) << k;
   expect_matches_model();
@@ -140,9 +142,9 @@ TEST_P(RadixTest, KeysThatArePrefixesOfOtherKeys) {
   expect_matches_model();
 }
 
-// 250-byte keys sharing long prefixes: prefixes far beyond the stored chunks, so splits happen
-// in the optimistic part and lookups rely on the leaf comparison.
-TEST_P(RadixTest, LongKeysSplitInTheOptimisticPrefix) {
+// 250-byte keys sharing long prefixes (in a radix tree: prefixes far beyond the stored chunks, so
+// splits happen in the optimistic part and lookups rely on the leaf comparison).
+TEST_P(IndexTest, LongKeysSplitInTheOptimisticPrefix) {
   const std::string base(250, 'k');
   std::vector<std::string> keys;
   for (std::size_t pos : {249u, 200u, 100u, 20u, 5u, 4u}) {
@@ -170,7 +172,7 @@ TEST_P(RadixTest, LongKeysSplitInTheOptimisticPrefix) {
   expect_matches_model();
 }
 
-TEST_P(RadixTest, OrderedScanFromArbitraryPoints) {
+TEST_P(IndexTest, OrderedScanFromArbitraryPoints) {
   std::mt19937_64 rng(3);
   for (int i = 0; i < 3000; ++i) {
     std::string k = (i % 3 == 0) ? be64(rng() % 100000) : numbered("key", rng() % 5000);
@@ -200,7 +202,7 @@ TEST_P(RadixTest, OrderedScanFromArbitraryPoints) {
   EXPECT_TRUE(scan_engine(std::string(3, '\xff'), 10).empty());
 }
 
-TEST_P(RadixTest, DeleteDownToEmptyAndReinsert) {
+TEST_P(IndexTest, DeleteDownToEmptyAndReinsert) {
   std::vector<std::string> keys;
   for (int i = 0; i < 2000; ++i)
     keys.push_back(numbered("item-", static_cast<std::uint64_t>(i * 7919 % 2000)));
@@ -212,49 +214,71 @@ TEST_P(RadixTest, DeleteDownToEmptyAndReinsert) {
     for (const std::string& k : keys) ASSERT_TRUE(h_.del(k, model_));
     EXPECT_EQ(h_.engine().size(), 0u);
     EXPECT_TRUE(h_.contents().empty());
-    // At most an empty root node is left; every other node and every item was freed.
-    EXPECT_LE(h_.inspect().nodes.size(), 1u);
+    // At most two node blocks are left (a radix tree: an empty root node; a B-tree: its meta
+    // block and one empty root leaf); every other node and every item was freed.
+    EXPECT_LE(h_.inspect().nodes.size(), 2u);
     EXPECT_EQ(h_.check(), "");
   }
 }
 
 // With the heap exhausted, an insert that needs a node fails with nothing changed, and works
-// once memory is back.
-TEST_P(RadixTest, OutOfMemoryChangesNothing) {
+// once memory is back. Which insert needs a node depends on the engine (a radix tree: the first
+// one, 0x0001 collides with the leaf 0x0000; a B-tree: the first into a full leaf), so new keys
+// interleaved with the existing ones are inserted one by one until one fails.
+TEST_P(IndexTest, OutOfMemoryChangesNothing) {
   Harness small(GetParam(), pm::kMinPoolSize);
   Model model;
-  for (std::uint64_t i = 0; i < 40; ++i) {
+  constexpr std::uint64_t kExisting = 40;
+  for (std::uint64_t i = 0; i < kExisting; ++i) {
     ASSERT_EQ(small.put(be64(i << 8), model), UpsertStatus::kInserted);
   }
-  // 0x0001 collides with the leaf 0x0000: a new node in every radix engine.
-  const ItemRef needs_node = small.make_item(be64(0x0001));
-  ASSERT_NE(needs_node, kNoItem);
-  // Every chunk taken, then every partly used chunk of each size class, for nodes and items.
+  // Items for 600 new keys, made before the heap is exhausted: key j sits after the existing
+  // key j % 40 (the first ones: 0x0001, 0x0101, ...).
+  std::vector<std::pair<std::string, ItemRef>> pending;
+  for (std::uint64_t j = 0; j < 15 * kExisting; ++j) {
+    const std::string key = be64(((j % kExisting) << 8) | (1 + j / kExisting));
+    pending.emplace_back(key, small.make_item(key));
+    ASSERT_NE(pending.back().second, kNoItem);
+  }
+  // Every chunk taken, then every partly used chunk of every size class, for nodes and items.
   std::vector<std::uint64_t> filler;
   for (pm::BlockUse use : {pm::BlockUse::kIndex, pm::BlockUse::kItem}) {
-    for (std::size_t size : {std::size_t{64} << 10, std::size_t{4096}, std::size_t{2072},
-                             std::size_t{1024}, std::size_t{664}, std::size_t{512},
-                             std::size_t{256}, std::size_t{176}, std::size_t{144},
-                             std::size_t{128}, std::size_t{64}}) {
+    for (std::size_t size = pm::kMaxSmallBlock; size >= 64; size -= 16) {
+      if (small.allocator().rounded_size(size) != size) continue;  // not a size class
       for (std::uint64_t b; (b = small.allocator().allocate(size, use)) != 0;) filler.push_back(b);
     }
   }
   ASSERT_FALSE(filler.empty());
-  const Model before = small.contents();
-  const UpsertResult r = small.engine().upsert(be64(0x0001), needs_node);
-  EXPECT_EQ(r.status, UpsertStatus::kOutOfMemory);
-  EXPECT_EQ(small.contents(), before);
-  EXPECT_EQ(small.engine().size(), before.size());
-  EXPECT_EQ(small.engine().lookup(be64(0x0001)), kNoItem);
-  EXPECT_EQ(small.check(/*accounting=*/false), "");
+  std::size_t failed = pending.size();
+  for (std::size_t j = 0; j < pending.size(); ++j) {
+    const Model before = small.contents();
+    const auto& [key, ref] = pending[j];
+    const UpsertResult r = small.engine().upsert(key, ref);
+    if (r.status == UpsertStatus::kInserted) {
+      model[key] = ref;
+      continue;
+    }
+    EXPECT_EQ(r.status, UpsertStatus::kOutOfMemory) << "insert " << j;
+    EXPECT_EQ(small.contents(), before);
+    EXPECT_EQ(small.engine().size(), before.size());
+    EXPECT_EQ(small.engine().lookup(key), kNoItem);
+    EXPECT_EQ(small.check(/*accounting=*/false), "");
+    failed = j;
+    break;
+  }
+  ASSERT_LT(failed, pending.size()) << "no insert needed a node within " << pending.size();
   for (std::uint64_t b : filler) small.allocator().free(b);
-  EXPECT_EQ(small.engine().upsert(be64(0x0001), needs_node).status, UpsertStatus::kInserted);
-  EXPECT_EQ(small.engine().lookup(be64(0x0001)), needs_node);
+  const auto& [key, ref] = pending[failed];
+  EXPECT_EQ(small.engine().upsert(key, ref).status, UpsertStatus::kInserted);
+  EXPECT_EQ(small.engine().lookup(key), ref);
+  model[key] = ref;
+  for (std::size_t j = failed + 1; j < pending.size(); ++j) small.free_item(pending[j].second);
+  EXPECT_EQ(small.contents(), model);
   EXPECT_EQ(small.check(), "");
 }
 
 // Readers and writers at the same time (also run under ThreadSanitizer).
-TEST_P(RadixTest, ConcurrentReadersAndWriters) {
+TEST_P(IndexTest, ConcurrentReadersAndWriters) {
   std::vector<std::vector<std::pair<std::string, ItemRef>>> work(2);
   for (int t = 0; t < 2; ++t) {
     for (int i = 0; i < 3000; ++i) {
@@ -298,9 +322,9 @@ TEST_P(RadixTest, ConcurrentReadersAndWriters) {
   expect_matches_model();
 }
 
-INSTANTIATE_TEST_SUITE_P(RadixEngines, RadixTest,
-                         ::testing::ValuesIn(registered_radix_engines()),
+INSTANTIATE_TEST_SUITE_P(PersistentEngines, IndexTest,
+                         ::testing::ValuesIn(persistent_index_engines()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
-}  // namespace pmcached::engine::radix::testing
+}  // namespace pmcached::engine::testing

@@ -1,0 +1,35 @@
+// The inspector of each persistent index engine, by name. See tree_report.h.
+#include <map>
+#include <string>
+
+#include "tests/index/tree_report.h"
+#include "tests/radix/radix_inspect.h"
+
+namespace pmcached::engine::testing {
+namespace {
+
+TreeInspector radix_inspector(std::string_view engine) {
+  return [decode = radix::testing::decoder_for(engine)](const pm::PmRegion& region,
+                                                        std::uint64_t root) {
+    return radix::testing::inspect_tree(region, root, decode);
+  };
+}
+
+const std::map<std::string, TreeInspector, std::less<>>& inspectors() {
+  static const std::map<std::string, TreeInspector, std::less<>> table = {
+      // The radix engines (tests/radix: radix_inspect.h, one decoder per node layout).
+      {"wort", radix_inspector("wort")},
+      {"woart", radix_inspector("woart")},
+      {"artcow", radix_inspector("artcow")},
+  };
+  return table;
+}
+
+}  // namespace
+
+TreeInspector inspector_for(std::string_view engine) {
+  const auto it = inspectors().find(engine);
+  return it == inspectors().end() ? TreeInspector{} : it->second;
+}
+
+}  // namespace pmcached::engine::testing
