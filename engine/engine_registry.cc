@@ -4,6 +4,7 @@
 
 #include "engine/art/art_engine.h"
 #include "engine/dram_engine.h"
+#include "engine/fptree/fptree_engine.h"
 #include "engine/wort/wort_engine.h"
 
 namespace pmcached::engine {
@@ -23,6 +24,11 @@ const std::vector<EngineInfo>& registered_engines() {
        "ART+CoW: adaptive radix tree, copy-on-write N4/N16 and prefix splits (seed 002 §3.6)",
        /*persistent=*/true,
        [](const EngineContext& context) { return make_artcow_engine(context); }},
+      {std::string(kFpTreeEngineName),
+       "FPTree: PM leaves with a bitmap and 1-byte fingerprints, DRAM inner nodes rebuilt at "
+       "start-up, micro-logged splits (seed 002 §2.2)",
+       /*persistent=*/true,
+       [](const EngineContext& context) { return make_fptree_engine(context); }},
   };
   return engines;
 }

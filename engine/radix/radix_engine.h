@@ -31,35 +31,10 @@
 #include "engine/pm/allocator.h"
 #include "engine/pm/persistence.h"
 #include "engine/pm/pool.h"
+#include "engine/pool_binding.h"
 #include "engine/radix/radix_tree.h"
 
 namespace pmcached::engine::radix {
-
-// The pool and allocator an engine works in: the context's, or a private in-memory pool.
-class PoolBinding {
- public:
-  static constexpr std::size_t kPrivatePoolBytes = 32u << 20;
-
-  PoolBinding(const EngineContext& context, std::string_view engine_name)
-      : pool_(context.pool), allocator_(context.allocator) {
-    if (pool_ == nullptr || allocator_ == nullptr) {
-      own_pool_ =
-          pm::Pool::open_region(pm::PmRegion::in_memory(kPrivatePoolBytes), engine_name);
-      own_allocator_ = std::make_unique<pm::Allocator>(
-          own_pool_->region(), own_pool_->heap_begin(), own_pool_->heap_end());
-      pool_ = own_pool_.get();
-      allocator_ = own_allocator_.get();
-    }
-  }
-  [[nodiscard]] pm::Pool& pool() const noexcept { return *pool_; }
-  [[nodiscard]] pm::Allocator& allocator() const noexcept { return *allocator_; }
-
- private:
-  std::unique_ptr<pm::Pool> own_pool_;
-  std::unique_ptr<pm::Allocator> own_allocator_;
-  pm::Pool* pool_;
-  pm::Allocator* allocator_;
-};
 
 template <typename Nodes>
 class RadixEngine : public IndexEngine {

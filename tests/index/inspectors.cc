@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tests/index/tree_report.h"
+#include "tests/fptree/fptree_inspect.h"
 #include "tests/radix/radix_inspect.h"
 
 namespace pmcached::engine::testing {
@@ -21,6 +22,8 @@ const std::map<std::string, TreeInspector, std::less<>>& inspectors() {
       {"wort", radix_inspector("wort")},
       {"woart", radix_inspector("woart")},
       {"artcow", radix_inspector("artcow")},
+      // The B-trees (tests/fptree, tests/wbtree, tests/nvtree: one reader per layout).
+      {"fptree", fptree::testing::inspect_fptree},
   };
   return table;
 }
