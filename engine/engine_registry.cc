@@ -5,6 +5,7 @@
 #include "engine/art/art_engine.h"
 #include "engine/dram_engine.h"
 #include "engine/fptree/fptree_engine.h"
+#include "engine/wbtree/wbtree_engine.h"
 #include "engine/wort/wort_engine.h"
 
 namespace pmcached::engine {
@@ -29,6 +30,11 @@ const std::vector<EngineInfo>& registered_engines() {
        "start-up, micro-logged splits (seed 002 §2.2)",
        /*persistent=*/true,
        [](const EngineContext& context) { return make_fptree_engine(context); }},
+      {std::string(kWbTreeEngineName),
+       "wB+-Tree: all nodes in PM, unsorted entries ordered by a slot array, 8-byte bitmap "
+       "commits, redo-logged splits (seed 002 §2.2)",
+       /*persistent=*/true,
+       [](const EngineContext& context) { return make_wbtree_engine(context); }},
   };
   return engines;
 }

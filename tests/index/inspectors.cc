@@ -5,6 +5,7 @@
 #include "tests/index/tree_report.h"
 #include "tests/fptree/fptree_inspect.h"
 #include "tests/radix/radix_inspect.h"
+#include "tests/wbtree/wbtree_inspect.h"
 
 namespace pmcached::engine::testing {
 namespace {
@@ -24,6 +25,7 @@ const std::map<std::string, TreeInspector, std::less<>>& inspectors() {
       {"artcow", radix_inspector("artcow")},
       // The B-trees (tests/fptree, tests/wbtree, tests/nvtree: one reader per layout).
       {"fptree", fptree::testing::inspect_fptree},
+      {"wbtree", wbtree::testing::inspect_wbtree},
   };
   return table;
 }

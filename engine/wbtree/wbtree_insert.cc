@@ -1,0 +1,74 @@
+// WbTreeEngine::upsert: replace in place, insert into a leaf with room (the entry protocol,
+// wbtree_entry.cc), or — when the leaf is full — a second descent that splits every full node
+// on the way before entering it (wbtree_split.cc), so that each split's parent has room.
+#include <mutex>
+
+#include "engine/pm/persistence.h"
+#include "engine/wbtree/wbtree_tree.h"
+
+namespace pmcached::engine::wbtree {
+
+UpsertResult WbTreeEngine::upsert(std::string_view key, ItemRef ref) noexcept {
+  pm::OpScope scope(pm::OpKind::kInsert);
+  std::unique_lock lock(mutex_);
+  Meta* m = ensure_meta();
+  if (m == nullptr) return {UpsertStatus::kOutOfMemory, kNoItem};
+  if (m->root == 0) return insert_first(m, ref);
+
+  const std::uint64_t node = find_leaf(key, nullptr);
+  const NodeHeader* h = header(node);
+  const unsigned pos = lower_bound(node, key);
+  if (pos < h->count) {
+    std::uint64_t* slot = &leaf(node)->refs[h->order[pos]];
+    const ItemRef previous = *slot;
+    if (key_of(previous) == key) {
+      scope.set_kind(pm::OpKind::kUpdate);
+      region_->store_u64_persist(slot, ref);
+      return {UpsertStatus::kReplaced, previous};
+    }
+  }
+  if (full(node)) return insert_splitting(key, ref);
+  insert_entry(node, pos, ref);
+  keys_.fetch_add(1, std::memory_order_relaxed);
+  return {UpsertStatus::kInserted, kNoItem};
+}
+
+// The first key: a root leaf holding it, persisted, then published in meta.root.
+UpsertResult WbTreeEngine::insert_first(Meta* meta, ItemRef ref) noexcept {
+  const std::uint64_t node = allocate_node(sizeof(Leaf));
+  if (node == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
+  Leaf* n = leaf(node);
+  n->header.kind = kLeafKind;
+  n->header.count = 1;
+  n->header.order[0] = 0;
+  n->header.bitmap = kValidBit | entry_bit(0);
+  n->refs[0] = ref;
+  flush_new_node(node, sizeof(Leaf));
+  region_->fence();
+  region_->store_u64_persist(&meta->root, node);
+  keys_.fetch_add(1, std::memory_order_relaxed);
+  return {UpsertStatus::kInserted, kNoItem};
+}
+
+// `key` is absent and its leaf is full: split the full nodes on its path top-down (the root
+// first), then insert into the leaf, which now has room.
+UpsertResult WbTreeEngine::insert_splitting(std::string_view key, ItemRef ref) noexcept {
+  Meta* m = meta();
+  if (full(m->root) && !split(m->root, 0, 0)) return {UpsertStatus::kOutOfMemory, kNoItem};
+  std::uint64_t node = m->root;
+  while (!is_leaf(node)) {
+    unsigned pos = child_pos(node, key);
+    std::uint64_t child = child_at(node, pos);
+    if (full(child)) {
+      if (!split(child, node, pos)) return {UpsertStatus::kOutOfMemory, kNoItem};
+      pos = child_pos(node, key);
+      child = child_at(node, pos);
+    }
+    node = child;
+  }
+  insert_entry(node, lower_bound(node, key), ref);
+  keys_.fetch_add(1, std::memory_order_relaxed);
+  return {UpsertStatus::kInserted, kNoItem};
+}
+
+}  // namespace pmcached::engine::wbtree
