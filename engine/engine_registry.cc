@@ -5,6 +5,7 @@
 #include "engine/art/art_engine.h"
 #include "engine/dram_engine.h"
 #include "engine/fptree/fptree_engine.h"
+#include "engine/nvtree/nvtree_engine.h"
 #include "engine/wbtree/wbtree_engine.h"
 #include "engine/wort/wort_engine.h"
 
@@ -35,6 +36,11 @@ const std::vector<EngineInfo>& registered_engines() {
        "commits, redo-logged splits (seed 002 §2.2)",
        /*persistent=*/true,
        [](const EngineContext& context) { return make_wbtree_engine(context); }},
+      {std::string(kNvTreeEngineName),
+       "NV-Tree: append-only PM leaves with an entry counter, DRAM inner nodes in one array "
+       "rebuilt from the leaves (seed 002 §2.2)",
+       /*persistent=*/true,
+       [](const EngineContext& context) { return make_nvtree_engine(context); }},
   };
   return engines;
 }

@@ -4,6 +4,7 @@
 
 #include "tests/index/tree_report.h"
 #include "tests/fptree/fptree_inspect.h"
+#include "tests/nvtree/nvtree_inspect.h"
 #include "tests/radix/radix_inspect.h"
 #include "tests/wbtree/wbtree_inspect.h"
 
@@ -26,6 +27,7 @@ const std::map<std::string, TreeInspector, std::less<>>& inspectors() {
       // The B-trees (tests/fptree, tests/wbtree, tests/nvtree: one reader per layout).
       {"fptree", fptree::testing::inspect_fptree},
       {"wbtree", wbtree::testing::inspect_wbtree},
+      {"nvtree", nvtree::testing::inspect_nvtree},
   };
   return table;
 }
