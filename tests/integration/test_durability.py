@@ -31,7 +31,7 @@ from conftest import HOST, START_DEADLINE_S, STOP_DEADLINE_S, ConnectionClosed, 
 
 ENGINES = os.environ.get("PMCACHED_PERSISTENT_ENGINES", "wort").replace(",", " ").split()
 # Every persistent engine pmcached registers: a pool of one must be refused by all the others.
-ALL_PERSISTENT_ENGINES = ["wort", "woart", "artcow"]
+ALL_PERSISTENT_ENGINES = ["wort", "woart", "artcow", "fptree", "wbtree", "nvtree"]
 BASE_SEED = int(os.environ.get("PMCACHED_DURABILITY_SEED", random.randrange(1 << 30)))
 POOL_MB = 32
 ABSENT = None  # the expected state of a key that must not be there
