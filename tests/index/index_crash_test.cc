@@ -12,6 +12,7 @@
 
 #include "engine/fault_injection.h"
 #include "tests/index/index_crash.h"
+#include "tests/index/recovery_crash.h"
 
 namespace pmcached::engine::testing {
 namespace {
@@ -71,13 +72,17 @@ TEST_P(IndexCrashTest, LargeWorkloadSurvivesRandomCrashPoints) {
 }
 
 // The simulator must catch an engine that publishes a node before persisting it. The workload
-// makes new nodes in every engine (radix nodes; B-tree leaf and root splits), and without the
-// fault it survives every point, so the failures with the fault are the fault's.
+// makes new nodes in every engine (radix nodes and growth; B-tree leaf and root splits); it is
+// crashed inside the ops that change the node bytes, where the fault acts. Without the fault those
+// ops survive every point, so the failures with the fault are the fault's.
 TEST_P(IndexCrashTest, SimulatorCatchesABrokenPersistOrder) {
   const std::vector<Op> ops = leaf_split_workload();
-  EXPECT_EQ(crash_everywhere(GetParam(), ops), 0) << "the workload fails without the fault";
+  const std::vector<std::size_t> node_ops = ops_changing_stat(GetParam(), ops, "node_bytes");
+  ASSERT_FALSE(node_ops.empty());
+  EXPECT_EQ(crash_everywhere(GetParam(), ops, {.quiet = false, .crash_ops = node_ops}), 0)
+      << "the workload fails without the fault";
   FaultInjection::skip_new_node_flush = true;
-  const int failures = crash_everywhere(GetParam(), ops, {.quiet = true, .crash_ops = {}});
+  const int failures = crash_everywhere(GetParam(), ops, {.quiet = true, .crash_ops = node_ops});
   FaultInjection::skip_new_node_flush = false;
   EXPECT_GT(failures, 0) << "a commit before the node is persisted went unnoticed";
 }
