@@ -36,7 +36,8 @@ step "installing dependencies"
 scripts/install-deps.sh
 
 step "release build (build/)"
-dir="$(scripts/build.sh --type Release --dir build --jobs "$jobs")"
+# The benchmarks are built (and the evaluation pipeline smoke-tested) in this pass only.
+dir="$(scripts/build.sh --type Release --dir build --jobs "$jobs" -- -DPMCACHED_BENCH=ON)"
 step "release tests"
 ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$jobs"
 
