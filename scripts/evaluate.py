@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The benchmark runs of scripts/evaluate.sh (BENCHMARKS, not tests); writes CSVs under --results.
+
+  evaluate.py --mode quick|full|smoke --build BUILD_DIR --results DIR
+
+1. bench/index_bench: every engine in-process, Dense/Sparse/Clustered, then the PM write-latency
+   sweep (seed 002 Fig. 5.2) -> index.csv
+2. bench/mc_load (mc-benchmark shaped, seed 002 §5.5): Debian's memcached and pmcached on every
+   engine, each run on a fresh server, memcached first in every repetition -> server_mcbench.csv
+3. scripts/bench-server.sh (memcaslap mix, memcached in the same invocation) per engine
+   -> server_memcaslap.csv
+plus machine.csv (the machine, build and command).
+"""
+import argparse
+import csv
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MODES = {
+    "quick": dict(n=1_000_000, sweep_n=1_000_000, range_queries=1000, mc_requests=100_000,
+                  reps=1, memcaslap_duration=4, memory_mb=1024),
+    # A minute-long run of the whole pipeline, for checking the scripts themselves.
+    "smoke": dict(n=20_000, sweep_n=20_000, range_queries=100, mc_requests=5_000, reps=1,
+                  memcaslap_duration=1, memory_mb=64),
+    "full": dict(n=16_000_000, sweep_n=4_000_000, range_queries=2000, mc_requests=1_000_000,
+                 reps=3, memcaslap_duration=10, memory_mb=1024),
+}
+LATENCIES = "100,300,600"
+MEMCACHED = "/usr/bin/memcached"
+
+
+def log(message):
+    print(f"[evaluate {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(port, proc):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"server exited at start-up (status {proc.returncode})")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"version\r\n")
+                if s.recv(100).startswith(b"VERSION"):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"server on port {port} did not answer within 30 s")
+
+
+def start_server(name, build, workdir, memory_mb):
+    port = free_port()
+    common = ["-l", "127.0.0.1", "-p", str(port), "-t", "2", "-m", str(memory_mb)]
+    if name == "memcached":
+        user = ["-u", "nobody"] if os.geteuid() == 0 else []
+        cmd = [MEMCACHED, "-U", "0", *user, *common]
+    else:
+        pool = os.path.join(workdir, f"{name}.pool")
+        if os.path.exists(pool):
+            os.remove(pool)
+        cmd = [os.path.join(build, "server", "pmcached"), *common, "--engine", name,
+               "--pool", pool]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_ready(port, proc)
+    return proc, port
+
+
+def stop_server(proc):
+    proc.terminate()
+    proc.wait(timeout=120)
+
+
+def engines(build):
+    out = subprocess.run([os.path.join(build, "server", "pmcached"), "--engine", "?"],
+                         capture_output=True, text=True).stderr
+    match = re.search(r"valid: ([a-z0-9, ]+)", out)
+    if not match:
+        sys.exit(f"cannot read the engine list from pmcached: {out!r}")
+    return [e.strip() for e in match.group(1).split(",")]
+
+
+def index_benchmark(build, results, cfg):
+    path = os.path.join(results, "index.csv")
+    if os.path.exists(path):
+        os.remove(path)
+    bench = os.path.join(build, "bench", "index_bench")
+    log(f"index_bench: {cfg['n']:,} keys per distribution, every engine")
+    subprocess.run([bench, "--n", str(cfg["n"]), "--range-queries", str(cfg["range_queries"]),
+                    "--csv", path], check=True)
+    log(f"index_bench: write-latency sweep {LATENCIES} ns, {cfg['sweep_n']:,} Dense keys")
+    subprocess.run([bench, "--n", str(cfg["sweep_n"]), "--distributions", "dense",
+                    "--pm-write-latency-ns", LATENCIES, "--csv", path], check=True)
+
+
+MC_LINE = re.compile(r"^(\S+)\s+(SET|GET) requests (\d+) in ([\d.]+) s: (\d+) ops/s, "
+                     r"p50 (\d+) us, p99 (\d+) us")
+
+
+def mc_benchmark(build, results, cfg, names, workdir):
+    rows = []
+    for rep in range(1, cfg["reps"] + 1):
+        for name in ["memcached", *names]:
+            proc, port = start_server(name, build, workdir, cfg["memory_mb"])
+            try:
+                out = subprocess.run(
+                    [os.path.join(build, "bench", "mc_load"), "--port", str(port),
+                     "--connections", "50", "--requests", str(cfg["mc_requests"]),
+                     "--keyspace", str(cfg["mc_requests"]), "--value-size", "100",
+                     "--threads", "2", "--label", name],
+                    check=True, capture_output=True, text=True, timeout=1800).stdout
+            finally:
+                stop_server(proc)
+            for line in out.splitlines():
+                m = MC_LINE.match(line)
+                if m:
+                    rows.append([m.group(1), m.group(2), rep, *m.groups()[2:]])
+            log(f"mc_load rep {rep}: {' | '.join(out.splitlines())}")
+    with open(os.path.join(results, "server_mcbench.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["server", "phase", "rep", "requests", "seconds", "ops_per_s", "p50_us",
+                    "p99_us"])
+        w.writerows(rows)
+
+
+def memcaslap_mix(build, results, cfg, names):
+    rows = []
+    for name in names:
+        out = subprocess.run(
+            ["scripts/bench-server.sh", "--engine", name, "--reps", str(cfg["reps"]),
+             "--duration", str(cfg["memcaslap_duration"]), "--memory", str(cfg["memory_mb"]),
+             "--pmcached-bin", os.path.join(build, "server", "pmcached")],
+            check=True, capture_output=True, text=True).stdout
+        med = dict(re.findall(r"^(memcached|pmcached)\s+median\s+(\d+) ops/s", out, re.M))
+        ratio = re.search(r"ratio pmcached/memcached \(medians\): ([\d.]+)", out).group(1)
+        rows.append([name, med["pmcached"], med["memcached"], ratio])
+        log(f"memcaslap {name}: pmcached {med['pmcached']}, memcached {med['memcached']}, "
+            f"ratio {ratio}")
+    with open(os.path.join(results, "server_memcaslap.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["engine", "pmcached_ops_per_s", "memcached_ops_per_s", "ratio"])
+        w.writerows(rows)
+
+
+def machine(results, mode, build, memory_mb):
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_gib = int(f.readline().split()[1]) / (1 << 20)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    memcached = subprocess.run([MEMCACHED, "-V"], capture_output=True, text=True).stdout.strip()
+    with open(os.path.join(results, "machine.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["field", "value"])
+        w.writerows([["date", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())],
+                     ["command", f"scripts/evaluate.sh{' --quick' if mode == 'quick' else ''}"],
+                     ["mode", mode], ["commit", commit], ["cpus", os.cpu_count()], ["cpu", cpu],
+                     ["memory_gib", f"{mem_gib:.1f}"], ["kernel", platform.release()],
+                     ["build", f"Release ({build})"], ["baseline", memcached],
+                     ["server_memory_mb", memory_mb]])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=MODES, required=True)
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--results", required=True)
+    args = parser.parse_args()
+    cfg = MODES[args.mode]
+    os.makedirs(args.results, exist_ok=True)
+    started = time.monotonic()
+    machine(args.results, args.mode, args.build, cfg["memory_mb"])
+    names = engines(args.build)
+    index_benchmark(args.build, args.results, cfg)
+    workdir = tempfile.mkdtemp(prefix="pmcached-evaluate.")
+    try:
+        mc_benchmark(args.build, args.results, cfg, names, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    memcaslap_mix(args.build, args.results, cfg, names)
+    log(f"benchmarks done in {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The evaluation of seed 002 ch. 5 and its Memcached experiment, in one command (BENCHMARKS, not
+# tests):
+#
+#   scripts/evaluate.sh [--quick]
+#
+#   --quick   1M keys per distribution and short server runs (about 10 minutes on 2 cores);
+#             without it 16M keys and longer, repeated server runs (about 90 minutes)
+#
+# Installs the Debian packages it needs, builds Release (pmcached, bench/index_bench,
+# bench/mc_load), runs the in-process index benchmark over every engine (Dense/Sparse/Clustered,
+# insert/search/range, the PM write-latency sweep), the mc-benchmark-shaped server benchmark and
+# the memcaslap mix against pmcached on every engine and Debian's memcached in the same
+# invocation, then writes docs/results/*.csv, docs/results/*.png and docs/EVALUATION.md.
+set -euo pipefail
+script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "$(dirname "$0")/.."
+
+usage() { sed -n '5,9s/^# \{0,1\}//p' "$script" >&2; exit "${1:-2}"; }
+
+mode="full"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) mode="quick"; shift ;;
+    -h|--help) usage 0 ;;
+    *) echo "evaluate.sh: unknown argument: $1" >&2; usage ;;
+  esac
+done
+
+scripts/install-deps.sh
+build_dir="$(scripts/build.sh --type Release --dir build-bench --no-tests \
+  --target pmcached --target index_bench --target mc_load -- -DPMCACHED_BENCH=ON)"
+# Debian's python3 (with matplotlib), not whatever python3 comes first on PATH.
+/usr/bin/python3 scripts/evaluate.py --mode "$mode" --build "$build_dir" --results docs/results
+/usr/bin/python3 scripts/evaluate_report.py --results docs/results --report docs/EVALUATION.md
