@@ -223,19 +223,28 @@ int main(int argc, char** argv) {
         auto stat = [&](const char* name) {
           return r.stats.count(name) != 0 ? r.stats[name] : std::string("n/a");
         };
-        std::printf("%-8s %-10s %9zu %6u %10.1f %10.1f %11.1f %11.1f %9s %9s %8s %8s %6s %8s\n",
+        // Phases a run skipped (search and ranges above 0 ns write latency) print as "-" / empty.
+        const bool searched = r.latency_ns == 0;
+        auto time_of = [&](double ns, const char* skipped) {
+          char buffer[32];
+          std::snprintf(buffer, sizeof buffer, "%.1f", ns);
+          return searched ? std::string(buffer) : std::string(skipped);
+        };
+        std::printf("%-8s %-10s %9zu %6u %10.1f %10s %11s %11s %9s %9s %8s %8s %6s %8s\n",
                     r.engine.c_str(), r.distribution.c_str(), r.n, r.latency_ns, r.insert_ns,
-                    r.search_ns, r.range_small_ns, r.range_large_ns,
-                    stat("flushes_per_insert").c_str(), stat("fences_per_insert").c_str(),
-                    r.llc_insert.c_str(), r.llc_search.c_str(), stat("leaf_depth_avg").c_str(),
+                    time_of(r.search_ns, "-").c_str(), time_of(r.range_small_ns, "-").c_str(),
+                    time_of(r.range_large_ns, "-").c_str(), stat("flushes_per_insert").c_str(),
+                    stat("fences_per_insert").c_str(), r.llc_insert.c_str(),
+                    r.llc_search.c_str(), stat("leaf_depth_avg").c_str(),
                     stat("bytes_per_key").c_str());
         std::fflush(stdout);
         if (out != nullptr) {
-          std::fprintf(out, "%s,%s,%zu,%u,%.1f,%.1f,%.1f,%.1f,%s,%s,%s,%s,%s,%s\n",
-                       r.engine.c_str(), r.distribution.c_str(), r.n, r.latency_ns, r.insert_ns,
-                       r.search_ns, r.range_small_ns, r.range_large_ns,
-                       stat("flushes_per_insert").c_str(), stat("fences_per_insert").c_str(),
-                       r.llc_insert.c_str(), r.llc_search.c_str(), stat("leaf_depth_avg").c_str(),
+          std::fprintf(out, "%s,%s,%zu,%u,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.engine.c_str(),
+                       r.distribution.c_str(), r.n, r.latency_ns, r.insert_ns,
+                       time_of(r.search_ns, "").c_str(), time_of(r.range_small_ns, "").c_str(),
+                       time_of(r.range_large_ns, "").c_str(), stat("flushes_per_insert").c_str(),
+                       stat("fences_per_insert").c_str(), r.llc_insert.c_str(),
+                       searched ? r.llc_search.c_str() : "", stat("leaf_depth_avg").c_str(),
                        stat("bytes_per_key").c_str());
           std::fflush(out);
         }
