@@ -4,8 +4,9 @@
 #
 #   scripts/evaluate.sh [--quick]
 #
-#   --quick   1M keys per distribution and short server runs (about 10 minutes on 2 cores);
-#             without it 16M keys and longer, repeated server runs (about 90 minutes)
+#   --quick   1M keys per distribution and short server runs (under 10 minutes on 2 cores);
+#             without it 16M keys and longer, repeated server runs (not timed yet; an
+#             estimated 60-90 minutes)
 #
 # Installs the Debian packages it needs, builds Release (pmcached, bench/index_bench,
 # bench/mc_load), runs the in-process index benchmark over every engine (Dense/Sparse/Clustered,
@@ -16,7 +17,7 @@ set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '5,9s/^# \{0,1\}//p' "$script" >&2; exit "${1:-2}"; }
+usage() { sed -n '5,10s/^# \{0,1\}//p' "$script" >&2; exit "${1:-2}"; }
 
 mode="full"
 while [[ $# -gt 0 ]]; do
