@@ -24,10 +24,6 @@ namespace {
 constexpr std::size_t kPoolBytes = 64u << 20;
 const std::string kEngine = "fptree";
 
-std::uint64_t stat_number(const IndexEngine& engine, std::string_view name) {
-  return std::stoull(stat_of(engine, name));
-}
-
 std::vector<std::string> shuffled_keys(std::size_t n, std::uint64_t seed) {
   std::vector<std::string> keys;
   for (std::uint64_t i = 1; i <= n; ++i) keys.push_back(be64(i * 0x9E3779B9ull));

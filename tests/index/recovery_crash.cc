@@ -17,6 +17,15 @@ std::string stat_of(const IndexEngine& engine, std::string_view name) {
   return "";
 }
 
+std::uint64_t stat_number(const IndexEngine& engine, std::string_view name) {
+  const std::string value = stat_of(engine, name);
+  if (value.empty()) {
+    ADD_FAILURE() << "no statistic " << name;
+    return 0;
+  }
+  return std::stoull(value);
+}
+
 std::vector<std::size_t> ops_changing_stat(const std::string& engine, const std::vector<Op>& ops,
                                            std::string_view name) {
   Harness h(engine, kCrashRegionBytes);

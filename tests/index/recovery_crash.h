@@ -22,6 +22,8 @@ namespace pmcached::engine::testing {
 
 // The value of `engine`'s statistic `name` ("" if it has none).
 [[nodiscard]] std::string stat_of(const IndexEngine& engine, std::string_view name);
+// The same as a number; a missing statistic fails the test (and gives 0).
+[[nodiscard]] std::uint64_t stat_number(const IndexEngine& engine, std::string_view name);
 
 // The ops of an uncrashed run of `ops` after which the statistic `name` changed.
 [[nodiscard]] std::vector<std::size_t> ops_changing_stat(const std::string& engine,

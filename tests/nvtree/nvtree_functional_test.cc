@@ -17,6 +17,7 @@
 #include "engine/nvtree/nvtree_leaf.h"
 #include "engine/pm/persistence.h"
 #include "tests/index/index_harness.h"
+#include "tests/index/recovery_crash.h"
 
 namespace pmcached::engine::nvtree {
 namespace {
@@ -24,16 +25,9 @@ namespace {
 using engine::testing::be64;
 using engine::testing::Harness;
 using engine::testing::Model;
+using engine::testing::stat_number;
 
 constexpr std::size_t kPoolBytes = 64u << 20;
-
-std::uint64_t stat_of(const IndexEngine& e, const std::string& name) {
-  for (const EngineStat& s : e.stats()) {
-    if (s.name == name) return std::stoull(s.value);
-  }
-  ADD_FAILURE() << "no statistic " << name;
-  return 0;
-}
 
 class NvTreeTest : public ::testing::Test {
  protected:
@@ -46,7 +40,7 @@ class NvTreeTest : public ::testing::Test {
     for (std::uint64_t l = meta().root; l != 0; l = leaf(l).next) out.push_back(l);
     return out;
   }
-  std::uint64_t stat(const std::string& name) { return stat_of(h_.engine(), name); }
+  std::uint64_t stat(const std::string& name) { return stat_number(h_.engine(), name); }
   void put_all(const std::vector<std::uint64_t>& values) {
     for (std::uint64_t v : values) ASSERT_NE(h_.put(be64(v), model_), UpsertStatus::kOutOfMemory);
   }
@@ -243,9 +237,9 @@ TEST_F(NvTreeTest, StartUpRebuildsTheInnerArrayFromTheLeavesWithoutWriting) {
   EXPECT_EQ(restarted.restart_problems(), "");
   EXPECT_EQ(restarted.check(), "");
   EXPECT_EQ(restarted.contents(), model_);
-  EXPECT_EQ(stat_of(restarted.engine(), "nodes_leaf"), leaves);
-  EXPECT_EQ(stat_of(restarted.engine(), "keys"), model_.size());
-  EXPECT_EQ(stat_of(restarted.engine(), "inner_rebuilds"), 0u);
+  EXPECT_EQ(stat_number(restarted.engine(), "nodes_leaf"), leaves);
+  EXPECT_EQ(stat_number(restarted.engine(), "keys"), model_.size());
+  EXPECT_EQ(stat_number(restarted.engine(), "inner_rebuilds"), 0u);
   // Absent keys route somewhere and are not found; new keys go on working.
   for (std::uint64_t v = 1; v <= 5000; v += 3) EXPECT_EQ(restarted.engine().lookup(be64(v)), 0u);
   for (std::uint64_t v = 1; v <= 5000; v += 3)

@@ -26,6 +26,7 @@ using ::pmcached::engine::testing::kCrashRegionBytes;
 using ::pmcached::engine::testing::Model;
 using ::pmcached::engine::testing::ops_changing_stat;
 using ::pmcached::engine::testing::run_ops;
+using ::pmcached::engine::testing::stat_number;
 using ::pmcached::engine::testing::Trace;
 using ::pmcached::engine::testing::traced_run;
 
@@ -52,7 +53,7 @@ std::vector<Op> puts_until(const std::string& stat_name, std::uint64_t target) {
   Harness h(kEngine, kCrashRegionBytes);
   Model model;
   std::vector<Op> ops;
-  for (std::uint64_t i = 1; stat(h.engine(), stat_name) < target; ++i) {
+  for (std::uint64_t i = 1; stat_number(h.engine(), stat_name) < target; ++i) {
     ops.push_back(ascending(i, 1)[0]);
     EXPECT_EQ(h.put(ops.back().key, model), UpsertStatus::kInserted);
     if (i > 5000) break;
@@ -112,7 +113,7 @@ void check_replays(const ReplayCase& c) {
   for (std::uint64_t k = t.begin[c.op] + 1; k <= t.end[c.op]; ++k) {
     Harness restarted(kEngine, crash_image(c.ops, k));
     EXPECT_EQ(restarted.restart_problems() + restarted.check(), "") << "point " << k;
-    if (stat(restarted.engine(), "log_replays") > 0) replaying.push_back(k);
+    if (stat_number(restarted.engine(), "log_replays") > 0) replaying.push_back(k);
   }
   ASSERT_EQ(replaying.size(), c.replaying_points);
   for (std::size_t i = 1; i < replaying.size(); ++i) {
@@ -150,7 +151,7 @@ TEST(WbTreeCrash, InnerSplitLogReplaysFromEveryPointAndSurvivesCrashedReplays) {
   for (std::uint64_t k = t.begin[op] + 1; k <= t.end[op]; ++k) {
     Harness restarted(kEngine, crash_image(ops, k));
     EXPECT_EQ(restarted.restart_problems() + restarted.check(), "") << "point " << k;
-    if (stat(restarted.engine(), "log_replays") > 0) {
+    if (stat_number(restarted.engine(), "log_replays") > 0) {
       ++replaying;
       if (replaying % (4 * kRecoveryCrashStride) == 1) {
         EXPECT_EQ(crash_recovery_everywhere(kEngine, ops, k, /*adversarial=*/false).failures, 0);

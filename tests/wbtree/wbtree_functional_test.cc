@@ -13,6 +13,7 @@
 
 #include "engine/pm/persistence.h"
 #include "engine/wbtree/wbtree_node.h"
+#include "tests/index/recovery_crash.h"
 #include "tests/wbtree/wbtree_inspect.h"
 #include "tests/wbtree/wbtree_shape.h"
 
@@ -21,6 +22,7 @@ namespace {
 
 using ::pmcached::engine::testing::be64;
 using ::pmcached::engine::testing::Model;
+using ::pmcached::engine::testing::stat_number;
 
 constexpr std::size_t kPoolBytes = 64u << 20;
 
@@ -36,7 +38,7 @@ class WbTreeTest : public ::testing::Test {
   }
   [[nodiscard]] Shape shape() { return shape_of(h_.region()); }
   [[nodiscard]] std::uint64_t stat_value(const std::string& name) {
-    return stat(h_.engine(), name);
+    return stat_number(h_.engine(), name);
   }
   // Counter relations that hold in any tree built by inserts only, plus the stats' node counts.
   void expect_split_accounting() {

@@ -1,11 +1,8 @@
 // Shape helpers for the wbtree tests. See wbtree_shape.h.
 #include "tests/wbtree/wbtree_shape.h"
 
-#include <cstdlib>
-
 #include "engine/btree/btree_engine.h"
 #include "engine/wbtree/wbtree_node.h"
-#include "tests/index/recovery_crash.h"
 
 namespace pmcached::engine::wbtree::testing {
 
@@ -85,10 +82,6 @@ InvalidNodes invalid_nodes(const pm::PmRegion& region) {
     }
   }
   return out;
-}
-
-std::uint64_t stat(const IndexEngine& engine, const std::string& name) {
-  return std::strtoull(::pmcached::engine::testing::stat_of(engine, name).c_str(), nullptr, 10);
 }
 
 std::vector<Op> ascending(std::uint64_t first, std::uint64_t count, std::int64_t step) {

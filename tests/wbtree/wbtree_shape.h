@@ -42,8 +42,6 @@ struct InvalidNodes {
   std::size_t leaves = 0, inners = 0;
 };
 [[nodiscard]] InvalidNodes invalid_nodes(const pm::PmRegion& region);
-// A `stats engine` counter of the engine as a number (0 if absent).
-[[nodiscard]] std::uint64_t stat(const IndexEngine& engine, const std::string& name);
 
 // Puts of be64(first), be64(first + step), ... (`count` keys).
 [[nodiscard]] std::vector<Op> ascending(std::uint64_t first, std::uint64_t count,
