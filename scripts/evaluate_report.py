@@ -74,6 +74,19 @@ def bars(path, title, ylabel, index, column, engines):
     plt.close(fig)
 
 
+def two_panels(path, names, panels, ylabel):
+    """Two bar charts side by side; panels = [(title, [value per name]), (title, [...])]."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (title, values) in zip(axes, panels):
+        ax.bar(names, [v or 0 for v in values])
+        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        ax.tick_params(axis="x", rotation=30)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def fmt(value, digits=1):
     return "n/a" if value is None else f"{value:,.{digits}f}"
 
@@ -239,16 +252,12 @@ def main():
       f"{', '.join(f'{e} {v}' for e, v in seed.LLC_PER_SEARCH.items())}.\n\n")
 
     # Figure 5.4
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, column, label in ((axes[0], "range_0.001pct_ns", "0.001%"),
-                              (axes[1], "range_0.01pct_ns", "0.01%")):
-        ax.bar(engines, [index.get(e, "Dense", column) or 0 for e in engines])
-        ax.set_title(f"Range query of {label} of the keys (Dense)")
-        ax.set_ylabel("ns per query")
-        ax.tick_params(axis="x", rotation=30)
-    fig.tight_layout()
-    fig.savefig(os.path.join(res, "range.png"), dpi=110)
-    plt.close(fig)
+    two_panels(os.path.join(res, "range.png"), engines,
+               [(f"Range query of {label} of the keys (Dense)",
+                 [index.get(e, "Dense", column) for e in engines])
+                for column, label in (("range_0.001pct_ns", "0.001%"),
+                                      ("range_0.01pct_ns", "0.01%"))],
+               "ns per query")
     w("## Figure 5.4: range queries\n\n")
     w(f"![range]({rel}/range.png)\n\n")
     rows = []
@@ -292,15 +301,10 @@ def main():
         return statistics.median(values) if values else None
 
     servers = ["memcached"] + [e for e in ORDER if any(r["server"] == e for r in mc)]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, phase in zip(axes, ("SET", "GET")):
-        ax.bar(servers, [median_of(s, phase, "ops_per_s") or 0 for s in servers])
-        ax.set_title(f"mc-benchmark-shaped {phase} (Fig. 5.6)")
-        ax.set_ylabel("ops/s")
-        ax.tick_params(axis="x", rotation=30)
-    fig.tight_layout()
-    fig.savefig(os.path.join(res, "server.png"), dpi=110)
-    plt.close(fig)
+    two_panels(os.path.join(res, "server.png"), servers,
+               [(f"mc-benchmark-shaped {phase} (Fig. 5.6)",
+                 [median_of(s, phase, "ops_per_s") for s in servers])
+                for phase in ("SET", "GET")], "ops/s")
     reps = max(int(r["rep"]) for r in mc)
     requests = mc[0]["requests"]
     w("## Figure 5.6: Memcached with mc-benchmark\n\n")
