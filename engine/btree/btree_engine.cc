@@ -6,6 +6,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "engine/btree/key_tag.h"
 #include "engine/engine_stats.h"
 #include "engine/fault_injection.h"
 #include "engine/pm/persistence.h"
@@ -22,19 +23,22 @@ bool visit_sorted(std::vector<KeyedRef>& entries, std::string_view from,
   return true;
 }
 
-BTreeEngine::BTreeEngine(const EngineContext& context, std::string_view name,
-                         std::uint64_t magic)
+BTreeEngine::BTreeEngine(const EngineContext& context, std::string_view name, std::uint64_t magic)
     : binding_(context, name),
       pool_(&binding_.pool()),
       allocator_(&binding_.allocator()),
       region_(&pool_->region()),
       key_of_(context.key_of),
       magic_(magic) {
+  if (pool_->heap_end() > kMaxTaggedPoolBytes) {
+    throw std::runtime_error("the " + std::string(name) +
+                             " engine supports pools of at most 256 TiB (48-bit references; "
+                             "engine/btree/key_tag.h)");
+  }
   const std::uint64_t root = pool_->root();
   if (root != 0 && (!in_heap(root, sizeof(Meta)) || at<Meta>(root)->magic != magic_)) {
     throw std::runtime_error("pool is corrupt: the " + std::string(name) +
-                             " meta block at pool offset " + std::to_string(root) +
-                             " is not one");
+                             " meta block at pool offset " + std::to_string(root) + " is not one");
   }
 }
 
