@@ -2,14 +2,15 @@
 // measures it — append-only leaves in PM with an entry counter, internal nodes in DRAM kept in one
 // contiguous array addressed by index and rebuilt whenever a leaf's parent splits.
 //
-// Persistent part (engine/btree Meta + nvtree_leaf.h): the meta block ("NVTREE01") names the
+// Persistent part (engine/btree Meta + nvtree_leaf.h): the meta block ("NVTREE02") names the
 // first leaf of a chain of leaves in key order; each leaf holds u64 count, u64 next and 58
-// append-only 8-byte entries (item references, or negative entries naming a dead position;
-// keys live out of line in the items). Volatile part (inner_array.h): INs and PLNs in one array.
+// append-only 8-byte entries (item references tagged with a 15-bit hash of their key, or
+// negative entries naming a dead position; keys live out of line in the items, and a search
+// reads one only where the tag matches). Volatile part (inner_array.h): INs and PLNs in one array.
 //
 // Durability — every change commits with ONE 8-byte failure-atomic store + persist:
-//   insert       entries[count] = ref, its line flushed, fence; count + 1 persisted (the seed's
-//                two flushes: one for the entry, one for the counter)
+//   insert       entries[count] = tagged ref, its line flushed, fence; count + 1 persisted (the
+//                seed's two flushes: one for the entry, one for the counter)
 //   replace of j entries[count] = new ref, entries[count + 1] = neg(j), flushed, fence;
 //                count + 2 persisted
 //   delete of j  entries[count] = neg(j), flushed, fence; count + 1 persisted. When j is the

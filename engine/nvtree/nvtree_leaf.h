@@ -1,4 +1,4 @@
-// NV-Tree leaf layout (persistent, layout version 1) and the reads every path shares: the live
+// NV-Tree leaf layout (persistent, layout version 2) and the reads every path shares: the live
 // entries of a leaf, a key's entry, and the structural check recovery runs before trusting one.
 //
 // Leaf, 480 bytes (an allocator size class), all fields aligned 8-byte words:
@@ -10,7 +10,10 @@
 // every lookup scan (and read the out-of-line key of) more entries, a smaller one splits more.
 //
 // Entries (keys live out of line, in the items):
-//   positive  an item reference (nonzero, < 2^63): the key of that item maps to it
+//   positive  btree::tagged(ref, key_tag(key)): an item reference (nonzero, below 2^48) and the
+//             15-bit tag of its key (engine/btree/key_tag.h); the key of that item maps to it.
+//             A search reads an item's key only where the tag matches (layout v2; v1 entries had
+//             no tag, and a search read the key of every live entry of the leaf).
 //   negative  kDead | i: entry i of this leaf (an earlier, positive entry) is dead. The dead
 //             entry is named by position, not by key, because its item may already be freed and
 //             its block reused: a dead entry's key is never read.
@@ -30,11 +33,12 @@
 #include <string>
 #include <string_view>
 
+#include "engine/btree/key_tag.h"
 #include "engine/index_engine.h"
 
 namespace pmcached::engine::nvtree {
 
-inline constexpr std::uint32_t kLeafLayoutVersion = 1;
+inline constexpr std::uint32_t kLeafLayoutVersion = 2;
 inline constexpr unsigned kLeafEntries = 58;
 inline constexpr unsigned kHalfLeaf = kLeafEntries / 2;  // live entries a compaction keeps at most
 inline constexpr std::uint64_t kDead = std::uint64_t{1} << 63;
@@ -44,7 +48,7 @@ struct Leaf {
   std::uint64_t next;
   std::uint64_t entries[kLeafEntries];
 };
-static_assert(sizeof(Leaf) == 480, "NV-Tree leaf layout v1 is 480 bytes");
+static_assert(sizeof(Leaf) == 480, "NV-Tree leaf layout v2 is 480 bytes");
 
 [[nodiscard]] constexpr bool is_negative(std::uint64_t entry) noexcept {
   return (entry & kDead) != 0;
@@ -80,16 +84,18 @@ static_assert(sizeof(Leaf) == 480, "NV-Tree leaf layout v1 is 480 bytes");
 
 inline constexpr unsigned kNotFound = kLeafEntries;
 
-// The position of the live entry for `key`, or kNotFound. Scans backwards from the newest entry
-// with a set of the positions named dead so far, and compares the key of live entries only.
+// The position of the live entry for `key` (whose tag is `tag`), or kNotFound. Scans backwards
+// from the newest entry with a set of the positions named dead so far, and reads the key of live
+// entries with a matching tag only.
 template <typename KeyOf>
-[[nodiscard]] unsigned find_entry(const Leaf& leaf, std::string_view key, const KeyOf& key_of) {
+[[nodiscard]] unsigned find_entry(const Leaf& leaf, std::string_view key, std::uint64_t tag,
+                                  const KeyOf& key_of) {
   std::uint64_t dead = 0;
   for (unsigned i = static_cast<unsigned>(leaf.count); i-- > 0;) {
     const std::uint64_t e = leaf.entries[i];
     if (is_negative(e)) {
       dead |= std::uint64_t{1} << target(e);
-    } else if ((dead >> i & 1) == 0 && key_of(e) == key) {
+    } else if (btree::tag_of(e) == tag && (dead >> i & 1) == 0 && key_of(btree::ref_of(e)) == key) {
       return i;
     }
   }

@@ -20,8 +20,8 @@
 
 namespace pmcached::engine::nvtree {
 
-// "NVTREE01" as a little-endian u64.
-inline constexpr std::uint64_t kMetaMagic = 0x313045455254564eull;
+// "NVTREE02" as a little-endian u64 (leaf layout v2: tagged entries; a v1 pool is refused).
+inline constexpr std::uint64_t kMetaMagic = 0x323045455254564eull;
 
 class NvTreeEngine final : public btree::BTreeEngine {
  public:
@@ -43,8 +43,8 @@ class NvTreeEngine final : public btree::BTreeEngine {
  private:
   // --- reads (nvtree_engine.cc) ---
   [[nodiscard]] Leaf* leaf(std::uint64_t offset) const noexcept { return at<Leaf>(offset); }
-  [[nodiscard]] unsigned find(const Leaf& l, std::string_view key) const {
-    return find_entry(l, key, key_of_);
+  [[nodiscard]] unsigned find(const Leaf& l, std::string_view key, std::uint64_t tag) const {
+    return find_entry(l, key, tag, key_of_);
   }
   // Throws std::runtime_error when the chain from meta.root is not a valid chain of leaves;
   // else returns the array's list (a leaf's bound: its smallest live key) and counts the keys.
@@ -60,7 +60,7 @@ class NvTreeEngine final : public btree::BTreeEngine {
   void unlink(InnerArray::Position p) noexcept;
   // The word that points to the leaf at `p`: its predecessor's next, or meta.root.
   [[nodiscard]] std::uint64_t* link_to(InnerArray::Position p) const noexcept;
-  UpsertResult insert_first(ItemRef ref) noexcept;
+  UpsertResult insert_first(std::uint64_t entry) noexcept;
   void note_rebuild(bool rebuilt, std::int64_t started_ns) noexcept;
 
   InnerArray inner_;

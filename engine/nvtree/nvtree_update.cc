@@ -27,38 +27,41 @@ std::int64_t now_ns() {
 
 UpsertResult NvTreeEngine::upsert(std::string_view key, ItemRef ref) noexcept {
   pm::OpScope scope(pm::OpKind::kInsert);
+  const std::uint64_t tag = btree::key_tag(key);
+  const std::uint64_t entry = btree::tagged(ref, tag);
   std::unique_lock lock(mutex_);
-  if (inner_.empty()) return insert_first(ref);
+  if (inner_.empty()) return insert_first(entry);
   InnerArray::Position p = inner_.locate(key);
   Leaf* l = leaf(inner_.leaf(p));
-  unsigned j = find(*l, key);
+  unsigned j = find(*l, key, tag);
   if (j != kNotFound) scope.set_kind(pm::OpKind::kUpdate);
   const unsigned needed = j == kNotFound ? 1 : 2;
   if (l->count + needed > kLeafEntries) {
     if (!restructure(p)) return {UpsertStatus::kOutOfMemory, kNoItem};
     p = inner_.locate(key);
     l = leaf(inner_.leaf(p));
-    j = find(*l, key);
+    j = find(*l, key, tag);
   }
   if (j == kNotFound) {
-    append(*l, ref);
+    append(*l, entry);
     keys_.fetch_add(1, std::memory_order_relaxed);
     return {UpsertStatus::kInserted, kNoItem};
   }
-  const ItemRef previous = l->entries[j];
-  append(*l, ref, negative(j));
+  const ItemRef previous = btree::ref_of(l->entries[j]);
+  append(*l, entry, negative(j));
   return {UpsertStatus::kReplaced, previous};
 }
 
 ItemRef NvTreeEngine::erase(std::string_view key) noexcept {
   pm::OpScope scope(pm::OpKind::kDelete);
+  const std::uint64_t tag = btree::key_tag(key);
   std::unique_lock lock(mutex_);
   if (inner_.empty()) return kNoItem;
   InnerArray::Position p = inner_.locate(key);
   Leaf* l = leaf(inner_.leaf(p));
-  unsigned j = find(*l, key);
+  unsigned j = find(*l, key, tag);
   if (j == kNotFound) return kNoItem;
-  const ItemRef previous = l->entries[j];
+  const ItemRef previous = btree::ref_of(l->entries[j]);
   if (live_count(*l) == 1) {
     unlink(p);
   } else if (l->count < kLeafEntries) {
@@ -66,7 +69,7 @@ ItemRef NvTreeEngine::erase(std::string_view key) noexcept {
   } else if (restructure(p)) {
     p = inner_.locate(key);
     l = leaf(inner_.leaf(p));
-    j = find(*l, key);
+    j = find(*l, key, tag);
     append(*l, negative(j));
   } else {
     // Full leaf, full heap: kill the entry in place (nvtree_leaf.h), one atomic store.
@@ -85,14 +88,14 @@ void NvTreeEngine::append(Leaf& l, std::uint64_t first, std::uint64_t second) no
   region_->store_u64_persist(&l.count, count + (second != 0 ? 2 : 1));
 }
 
-// The first key: meta (if new) and one leaf holding it, persisted, then meta.root.
-UpsertResult NvTreeEngine::insert_first(ItemRef ref) noexcept {
+// The first key: meta (if new) and one leaf holding its entry, persisted, then meta.root.
+UpsertResult NvTreeEngine::insert_first(std::uint64_t entry) noexcept {
   btree::Meta* m = ensure_meta();
   if (m == nullptr) return {UpsertStatus::kOutOfMemory, kNoItem};
   const std::uint64_t offset = allocate_node(sizeof(Leaf));
   if (offset == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
   Leaf& l = *leaf(offset);
-  l.entries[0] = ref;
+  l.entries[0] = entry;
   l.count = 1;
   flush_new_node(offset, used_bytes(1));
   region_->fence();
@@ -114,9 +117,10 @@ bool NvTreeEngine::restructure(InnerArray::Position p) noexcept {
   const Leaf& l = *leaf(old);
   std::vector<btree::KeyedRef> live;
   live.reserve(kLeafEntries);
+  // KeyedRef.ref holds the whole entry here, so the copies keep their tags.
   for (std::uint64_t mask = live_mask(l); mask != 0; mask &= mask - 1) {
-    const ItemRef ref = l.entries[std::countr_zero(mask)];
-    live.push_back({key_of(ref), ref});
+    const std::uint64_t entry = l.entries[std::countr_zero(mask)];
+    live.push_back({key_of(btree::ref_of(entry)), entry});
   }
   std::sort(live.begin(), live.end(),
             [](const btree::KeyedRef& a, const btree::KeyedRef& b) { return a.key < b.key; });

@@ -1,8 +1,10 @@
 // NV-Tree functional tests (engine/nvtree): operations as appended entries and counted flushes,
 // split vs compaction of a full leaf, unlink of emptied leaves, the full inner rebuild on a PLN
 // overflow, every key found after many splits in any order, the start-up rebuild, and an erase
-// that finds its leaf full and the heap exhausted. The layout is read directly (nvtree_leaf.h);
-// Harness::check() runs the inspector (nvtree_inspect.h) and the allocator accounting.
+// that finds its leaf full and the heap exhausted, and the key tags (a search reads about one key
+// per hit; a tag that does not match its key is reported by the inspector). The layout is read
+// directly (nvtree_leaf.h); Harness::check() runs the inspector (nvtree_inspect.h) and the
+// allocator accounting.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/btree/btree_engine.h"
+#include "engine/btree/key_tag.h"
 #include "engine/nvtree/inner_array.h"
 #include "engine/nvtree/nvtree_leaf.h"
 #include "engine/pm/persistence.h"
@@ -69,8 +72,8 @@ TEST_F(NvTreeTest, InsertReplaceAndDeleteAreAppendedEntriesWithTwoFlushes) {
   const std::uint64_t l = meta().root;
   ASSERT_EQ(chain().size(), 1u);
   EXPECT_EQ(leaf(l).count, 2u);
-  EXPECT_EQ(leaf(l).entries[0], model_[be64(1)]);
-  EXPECT_EQ(leaf(l).entries[1], model_[be64(2)]);
+  EXPECT_EQ(btree::ref_of(leaf(l).entries[0]), model_[be64(1)]);
+  EXPECT_EQ(btree::ref_of(leaf(l).entries[1]), model_[be64(2)]);
 
   pm::reset_counters();
   put_all({3});  // an insert: the entry's line, then the counter's line
@@ -86,7 +89,7 @@ TEST_F(NvTreeTest, InsertReplaceAndDeleteAreAppendedEntriesWithTwoFlushes) {
   EXPECT_EQ(flushed(pm::OpKind::kDelete).fences, 2u);
 
   ASSERT_EQ(leaf(l).count, 6u);
-  EXPECT_EQ(leaf(l).entries[3], model_[be64(1)]);
+  EXPECT_EQ(btree::ref_of(leaf(l).entries[3]), model_[be64(1)]);
   EXPECT_EQ(leaf(l).entries[4], negative(0));
   EXPECT_EQ(leaf(l).entries[5], negative(1));
   EXPECT_EQ(live_count(leaf(l)), 2u);
@@ -110,10 +113,10 @@ TEST_F(NvTreeTest, AFullLeafSplitsIntoTwoSortedHalves) {
   EXPECT_EQ(leaf(leaves[0]).count, kHalfLeaf + 1);
   EXPECT_EQ(leaf(leaves[1]).count, kHalfLeaf);
   for (unsigned i = 0; i < kHalfLeaf; ++i) {
-    EXPECT_EQ(leaf(leaves[0]).entries[i], model_[be64(100 + i)]);
-    EXPECT_EQ(leaf(leaves[1]).entries[i], model_[be64(100 + kHalfLeaf + i)]);
+    EXPECT_EQ(btree::ref_of(leaf(leaves[0]).entries[i]), model_[be64(100 + i)]);
+    EXPECT_EQ(btree::ref_of(leaf(leaves[1]).entries[i]), model_[be64(100 + kHalfLeaf + i)]);
   }
-  EXPECT_EQ(leaf(leaves[0]).entries[kHalfLeaf], model_[be64(99)]);
+  EXPECT_EQ(btree::ref_of(leaf(leaves[0]).entries[kHalfLeaf]), model_[be64(99)]);
   EXPECT_EQ(stat("nodes_leaf"), 2u);
   expect_model();
 }
@@ -150,7 +153,8 @@ TEST_F(NvTreeTest, EmptiedLeavesAreUnlinkedDownToTheMetaBlock) {
   const Leaf& middle = leaf(chain()[1]);
   std::vector<std::string> keys;
   for (std::uint64_t m = live_mask(middle); m != 0; m &= m - 1) {
-    keys.emplace_back(engine::testing::item_key(h_.region(), middle.entries[__builtin_ctzll(m)]));
+    keys.emplace_back(
+        engine::testing::item_key(h_.region(), btree::ref_of(middle.entries[__builtin_ctzll(m)])));
   }
   for (const std::string& k : keys) ASSERT_TRUE(h_.del(k, model_));
   EXPECT_EQ(chain().size(), leaves - 1);
@@ -248,6 +252,43 @@ TEST_F(NvTreeTest, StartUpRebuildsTheInnerArrayFromTheLeavesWithoutWriting) {
   EXPECT_EQ(restarted.check(), "");
 }
 
+// Every positive entry carries its key's tag (engine/btree/key_tag.h): a lookup reads the key of
+// an entry only where the tag matches, about one key per hit and almost none per miss.
+TEST(NvTreeTagTest, ALookupReadsAKeyOnlyWhereTheTagMatches) {
+  std::vector<std::string> keys;
+  for (std::uint64_t i = 0; i < 50; ++i) keys.push_back(be64(i * 7919));  // one leaf
+  std::size_t reads = 0;
+  EngineContext context;
+  context.key_of = [&](ItemRef ref) -> std::string_view {
+    ++reads;
+    return keys[ref / 16 - 1];
+  };
+  auto engine = find_engine("nvtree")->create(context);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(engine->upsert(keys[i], 16 * (i + 1)).status, UpsertStatus::kInserted);
+  }
+  reads = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(engine->lookup(keys[i]), 16 * (i + 1));
+  // 50 hits; another entry's 15-bit tag matches with probability 1/32768.
+  EXPECT_LE(reads, keys.size() + 2);
+  reads = 0;
+  for (std::uint64_t i = 0; i < 500; ++i) ASSERT_EQ(engine->lookup(be64(i * 7919 + 1)), kNoItem);
+  EXPECT_LE(reads, 5u);  // 500 misses x 50 entries / 32768 expected: under one
+}
+
+// A tag that does not match its key is what an item damaged in its key bytes looks like: the
+// inspector reports it, and the key is not found (the store's checksum pass drops such items).
+TEST_F(NvTreeTest, AnEntryWhoseTagDoesNotMatchItsKeyIsReportedAndNotFound) {
+  put_all(range(1, 10));
+  ASSERT_EQ(h_.check(), "");
+  Leaf& l = *h_.region().at<Leaf>(meta().root);
+  ASSERT_EQ(btree::tag_of(l.entries[3]), btree::key_tag(be64(4)));
+  l.entries[3] ^= btree::kTagMask & (btree::kTagMask >> 1);  // flip tag bits, keep the ref
+  EXPECT_NE(h_.inspect().problems.size(), 0u);
+  EXPECT_EQ(h_.engine().lookup(be64(4)), kNoItem);
+  EXPECT_EQ(h_.engine().lookup(be64(5)), model_[be64(5)]);
+}
+
 // An erase never fails: with its leaf full and no block for the compaction, the entry is killed
 // in place (a negative entry naming itself).
 TEST(NvTreeOutOfMemoryTest, AnEraseInAFullLeafWithTheHeapFullKillsTheEntryInPlace) {
@@ -265,8 +306,9 @@ TEST(NvTreeOutOfMemoryTest, AnEraseInAFullLeafWithTheHeapFullKillsTheEntryInPlac
       filler.push_back(b);
     }
   }
-  const unsigned j = find_entry(
-      full, be64(20), [&](ItemRef r) { return engine::testing::item_key(h.region(), r); });
+  const unsigned j = find_entry(full, be64(20), btree::key_tag(be64(20)), [&](ItemRef r) {
+    return engine::testing::item_key(h.region(), r);
+  });
   ASSERT_NE(j, kNotFound);
   ASSERT_TRUE(h.del(be64(20), model));
   EXPECT_EQ(full.count, kLeafEntries);

@@ -9,17 +9,25 @@
 #include <utility>
 #include <vector>
 
+#include <xxhash.h>
+
 namespace pmcached::engine::nvtree::testing {
 namespace {
 
 using engine::testing::TreeReport;
 
 // The layout, decoded independently of the engine's headers.
-constexpr std::uint64_t kMagic = 0x313045455254564eull;  // "NVTREE01", little-endian
+constexpr std::uint64_t kMagic = 0x323045455254564eull;  // "NVTREE02", little-endian
 constexpr std::size_t kMetaBytes = 64;
 constexpr std::size_t kLeafBytes = 480;
 constexpr std::uint64_t kEntries = 58;
 constexpr std::uint64_t kDeadBit = std::uint64_t{1} << 63;
+constexpr std::uint64_t kRefMask = (std::uint64_t{1} << 48) - 1;  // positive: tag << 48 | ref
+
+// The tag a positive entry must carry: bits 49..63 of XXH3 of the key, in bits 48..62.
+std::uint64_t expected_tag(std::string_view key) {
+  return (XXH3_64bits(key.data(), key.size()) >> 49) << 48;
+}
 
 std::uint64_t word(const pm::PmRegion& region, std::uint64_t offset) {
   std::uint64_t v;
@@ -69,9 +77,14 @@ std::vector<std::pair<std::string, ItemRef>> read_leaf(const pm::PmRegion& regio
   std::set<std::string> keys;
   for (std::uint64_t i = 0; i < count; ++i) {
     if (!positive[i] || killed[i]) continue;
-    std::string key(engine::testing::item_key(region, e[i]));
+    const ItemRef ref = e[i] & kRefMask;
+    std::string key(engine::testing::item_key(region, ref));
+    if ((e[i] & ~kRefMask) != expected_tag(key)) {
+      report.problems.push_back(where + "entry " + std::to_string(i) +
+                                ": its tag does not match its key");
+    }
     if (!keys.insert(key).second) report.problems.push_back(where + "a key is live twice");
-    live.emplace_back(std::move(key), e[i]);
+    live.emplace_back(std::move(key), ref);
   }
   if (live.empty()) report.problems.push_back(where + "no live entry");
   return live;
@@ -87,7 +100,7 @@ TreeReport inspect_nvtree(const pm::PmRegion& region, std::uint64_t pool_root) {
     return report;
   }
   if (word(region, pool_root) != kMagic) {
-    report.problems.push_back("meta block without the NVTREE01 tag");
+    report.problems.push_back("meta block without the NVTREE02 tag");
     return report;
   }
   report.nodes.emplace_back(pool_root, kMetaBytes);
