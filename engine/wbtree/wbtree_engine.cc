@@ -28,7 +28,7 @@ std::string_view WbTreeEngine::block_key(std::uint64_t key_block) const noexcept
 }
 
 std::string_view WbTreeEngine::entry_key(std::uint64_t node, unsigned entry) const {
-  if (is_leaf(node)) return key_of(leaf(node)->refs[entry]);
+  if (is_leaf(node)) return key_of(ref_at(node, entry));
   const std::uint64_t key_block = inner(node)->entries[entry].key_block;
   return key_block == 0 ? std::string_view{} : block_key(key_block);
 }
@@ -54,13 +54,36 @@ unsigned WbTreeEngine::lower_bound(std::uint64_t node, std::string_view key) con
   unsigned lo = 0, hi = h->count;
   while (lo < hi) {
     const unsigned mid = (lo + hi) / 2;
-    if (key_of(n->refs[h->order[mid]]) < key) {
+    if (key_of(btree::ref_of(n->entries[h->order[mid]])) < key) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
   return lo;
+}
+
+unsigned WbTreeEngine::find_entry(std::uint64_t node, std::string_view key,
+                                  std::uint64_t tag) const {
+  const Leaf* n = leaf(node);
+  // The tag compare over all entries, branch-free (a bitmap of the matches), then the keys of the
+  // in-use matching entries.
+  std::uint64_t matches = 0;
+  for (unsigned e = 0; e < kLeafFanout; ++e) {
+    matches |= std::uint64_t{btree::tag_of(n->entries[e]) == tag} << (e + 1);
+  }
+  for (matches &= n->header.bitmap; matches != 0; matches &= matches - 1) {
+    const auto entry = static_cast<unsigned>(__builtin_ctzll(matches) - 1);
+    if (key_of(ref_at(node, entry)) == key) return entry;
+  }
+  return kLeafFanout;
+}
+
+unsigned WbTreeEngine::position_of(std::uint64_t node, unsigned entry) const noexcept {
+  const NodeHeader* h = header(node);
+  unsigned pos = 0;
+  while (pos < h->count && h->order[pos] != entry) ++pos;
+  return pos;
 }
 
 std::uint64_t WbTreeEngine::find_leaf(std::string_view key, std::vector<Step>* path) const {
@@ -77,10 +100,8 @@ ItemRef WbTreeEngine::lookup(std::string_view key) const noexcept {
   std::shared_lock lock(mutex_);
   const std::uint64_t node = find_leaf(key, nullptr);
   if (node == 0) return kNoItem;
-  const unsigned pos = lower_bound(node, key);
-  if (pos == header(node)->count) return kNoItem;
-  const ItemRef ref = leaf(node)->refs[header(node)->order[pos]];
-  return key_of(ref) == key ? ref : kNoItem;
+  const unsigned entry = find_entry(node, key, btree::key_tag(key));
+  return entry == kLeafFanout ? kNoItem : ref_at(node, entry);
 }
 
 void WbTreeEngine::scan(std::string_view from,
@@ -95,7 +116,7 @@ bool WbTreeEngine::scan_node(
   const NodeHeader* h = header(node);
   if (is_leaf(node)) {
     for (unsigned pos = lower_bound(node, from); pos < h->count; ++pos) {
-      const ItemRef ref = leaf(node)->refs[h->order[pos]];
+      const ItemRef ref = ref_at(node, h->order[pos]);
       if (!visit(key_of(ref), ref)) return false;
     }
     return true;

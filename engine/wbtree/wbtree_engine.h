@@ -1,19 +1,23 @@
 // wB+-Tree ("wbtree"): the persistent B+-tree of Chen and Jin as seed 002 §2.2 describes it (the
 // 8-byte bitmap + slot-array variant), as a persistent index engine. All nodes live in PM.
 //
-// Structure (node layout v1 in wbtree_node.h): leaves of 52 unsorted item references, inner nodes
-// of 54 unsorted {key block, child} entries; each node's one-line header holds a bitmap of the
-// entries in use (bit 0 = "slot array valid") and the slot array order[] listing them in key order.
-// Keys are out of line: leaves compare through EngineContext::key_of, separators are key blocks
-// {u8 len; bytes} in the index heap. All leaves are at one depth. The btree::Meta block (magic
-// "WBTREE01") names the root node and holds the split redo log; it and the first root leaf are
-// created with the first key. An emptied tree is the meta block plus one empty root leaf.
+// Structure (node layout v2 in wbtree_node.h): leaves of 52 unsorted entries (item reference +
+// 15-bit key tag in one word, engine/btree/key_tag.h), inner nodes of 54 unsorted {key block,
+// child} entries; each node's one-line header holds a bitmap of the entries in use (bit 0 = "slot
+// array valid") and the slot array order[] listing them in key order. Keys are out of line: leaves
+// compare through EngineContext::key_of, separators are key blocks {u8 len; bytes} in the index
+// heap. An exact-match leaf search (lookup, and upsert/erase of an existing key) scans the in-use
+// entries' tags and reads a key only where the tag matches; only an insert of a new key binary-
+// searches order[] (reading keys) for its position; scans walk order[]. All leaves are at one
+// depth. The btree::Meta block (magic "WBTREE02") names the root node and holds the split redo
+// log; it and the first root leaf are created with the first key. An emptied tree is the meta
+// block plus one empty root leaf.
 //
 // Durability — entry changes are failure-atomic through the bitmap (at least 4 flushes):
-//   insert  the entry (ref, or key block + child) is written into a free entry and persisted;
-//           bit 0 cleared, persisted; order[]/count updated, persisted; then ONE 8-byte store sets
-//           bit 0 and the entry's bit, persisted (the commit)
-//   replace one store_u64_persist of the leaf entry
+//   insert  the entry (tagged ref, or key block + child) is written into a free entry and
+//           persisted; bit 0 cleared, persisted; order[]/count updated, persisted; then ONE
+//           8-byte store sets bit 0 and the entry's bit, persisted (the commit)
+//   replace one store_u64_persist of the leaf entry (the new reference with the same tag)
 //   delete  bit 0 cleared, persisted; order[]/count updated, persisted; one store clears the
 //           entry's bit and sets bit 0, persisted (the commit)
 // A crash leaves at most a node with bit 0 clear: its bitmap is the truth and recovery re-sorts
@@ -38,11 +42,13 @@
 // root is never unlinked. Blocks are freed only after the store that unlinks them is persisted.
 //
 // Recovery (recover(), before any other call): validates what it follows (a corrupt pool throws
-// std::runtime_error "pool is corrupt: ..."), replays a committed split log (link unless linked,
-// truncate N by key comparison, clear the log), re-sorts every node with bit 0 clear, clears a
-// first inner entry's key block, collapses a one-child inner root, recounts the keys. Every step is
-// idempotent, so a crash during recovery is recovered by the next one. Recovery never allocates or
-// frees: blocks it unlinks are freed by the allocator rebuild.
+// std::runtime_error "pool is corrupt: ..."; a leaf entry needs a reference in the heap and no
+// bit past its tag — tags are not checked against keys, see wbtree_recover.cc), replays a
+// committed split log (link unless linked, truncate N by key comparison, clear the log), re-sorts
+// every node with bit 0 clear, clears a first inner entry's key block, collapses a one-child
+// inner root, recounts the keys. Every step is idempotent, so a crash during recovery is
+// recovered by the next one. Recovery never allocates or frees: blocks it unlinks are freed by
+// the allocator rebuild.
 //
 // Counted under pm::OpScope (kInsert, kUpdate, kDelete, kRecovery); `stats engine` adds
 // leaf_splits, inner_splits, root_splits (a root split also counts as a leaf or inner split) and

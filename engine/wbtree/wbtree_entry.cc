@@ -23,7 +23,7 @@ void WbTreeEngine::insert_entry(std::uint64_t node, unsigned pos, std::uint64_t 
   const auto entry = static_cast<unsigned>(__builtin_ctzll(free_bits) - 1);
   // 1. The entry, in a slot no reader and no recovery looks at (its bit is clear).
   if (h->kind == kLeafKind) {
-    std::uint64_t* slot = &leaf(node)->refs[entry];
+    std::uint64_t* slot = &leaf(node)->entries[entry];
     *slot = word;
     region_->persist(slot, sizeof *slot);
   } else {

@@ -23,13 +23,11 @@ ItemRef WbTreeEngine::erase(std::string_view key) noexcept {
   if (root() == 0) return kNoItem;
   std::vector<Step> path;
   const std::uint64_t node = find_leaf(key, &path);
-  const NodeHeader* h = header(node);
-  const unsigned pos = lower_bound(node, key);
-  if (pos == h->count) return kNoItem;
-  const ItemRef previous = leaf(node)->refs[h->order[pos]];
-  if (key_of(previous) != key) return kNoItem;
-  if (h->count > 1 || path.empty()) {
-    erase_entry(node, pos);
+  const unsigned entry = find_entry(node, key, btree::key_tag(key));
+  if (entry == kLeafFanout) return kNoItem;
+  const ItemRef previous = ref_at(node, entry);
+  if (header(node)->count > 1 || path.empty()) {
+    erase_entry(node, position_of(node, entry));
   } else {
     unlink(path, node);
   }

@@ -6,11 +6,15 @@
 // already has child S), N is truncated to the keys < K (by key comparison, so a truncation done
 // already is a no-op), and the log is cleared; a log with only stale log[1..] words is cleared.
 // (2) The tree is walked from meta.root: every node and key block is validated before anything
-// follows it (a node reached twice, a wrong kind or count, leaves at different depths: "pool is
-// corrupt"), each node with bit 0 clear gets order[] rebuilt, an inner node's keyed first entry
-// loses its key block. (3) A one-child inner root is collapsed. Each step is idempotent and ends in
-// a persisted store, so a crash inside recovery is recovered by the next start. Recovery neither
-// allocates nor frees: what it unlinks, the allocator rebuild finds unreachable.
+// follows it (a node reached twice, a wrong kind or count, leaves at different depths, a leaf
+// entry whose reference is outside the heap or with a bit set past its tag: "pool is corrupt"),
+// each node with bit 0 clear gets order[] rebuilt, an inner node's keyed first entry loses its
+// key block. Leaf tags are not checked against their keys here (that would read every item, and a
+// mismatch is what a torn or corrupt ITEM looks like, which the store's checksum check after
+// recovery drops item by item instead of refusing the pool; the inspector checks every tag).
+// (3) A one-child inner root is collapsed. Each step is idempotent and ends in a persisted store,
+// so a crash inside recovery is recovered by the next start. Recovery neither allocates nor
+// frees: what it unlinks, the allocator rebuild finds unreachable.
 #include <iterator>
 #include <mutex>
 #include <stdexcept>
@@ -63,7 +67,13 @@ void WbTreeEngine::check_node(std::uint64_t node, const char* what) const {
   for (unsigned e = 0; e < fanout_of(h->kind); ++e) {
     if ((entries & entry_bit(e)) == 0) continue;
     if (h->kind == kLeafKind) {
-      if (leaf(node)->refs[e] == kNoItem) corrupt(what, node, "has an empty leaf entry");
+      const std::uint64_t word = leaf(node)->entries[e];
+      if ((word & ~(btree::kRefMask | btree::kTagMask)) != 0) {
+        corrupt(what, node, "has a leaf entry with bits past its tag");
+      }
+      if (!in_heap(btree::ref_of(word), 1)) {
+        corrupt(what, node, "has a leaf entry that refers outside the heap");
+      }
       continue;
     }
     const InnerEntry& entry = inner(node)->entries[e];

@@ -31,7 +31,7 @@ bool WbTreeEngine::split(std::uint64_t node, std::uint64_t parent, unsigned pare
   const std::uint64_t sibling = allocate_node(node_size_of(h->kind));
   std::uint64_t key_block = 0;
   if (sibling != 0) {
-    key_block = leaf_split ? new_key_block(key_of(leaf(node)->refs[h->order[keep]]))
+    key_block = leaf_split ? new_key_block(key_of(ref_at(node, h->order[keep])))
                            : inner(node)->entries[h->order[keep]].key_block;
   }
   const std::uint64_t new_root =
@@ -49,7 +49,7 @@ bool WbTreeEngine::split(std::uint64_t node, std::uint64_t parent, unsigned pare
   for (unsigned i = 0; i < moved; ++i) {
     const unsigned from = h->order[keep + i];
     if (leaf_split) {
-      leaf(sibling)->refs[i] = leaf(node)->refs[from];
+      leaf(sibling)->entries[i] = leaf(node)->entries[from];  // the whole word: tag kept
     } else {
       inner(sibling)->entries[i] = inner(node)->entries[from];
     }

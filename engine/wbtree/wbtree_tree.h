@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/btree/btree_engine.h"
+#include "engine/btree/key_tag.h"
 #include "engine/wbtree/wbtree_node.h"
 
 namespace pmcached::engine::wbtree {
@@ -71,8 +72,19 @@ class WbTreeEngine final : public btree::BTreeEngine {
   }
   // Inner: the order position of the child whose range holds `key`.
   [[nodiscard]] unsigned child_pos(std::uint64_t node, std::string_view key) const;
-  // Leaf: the first order position whose key is >= `key`.
+  // Leaf: the item reference of entry `entry` (an index; the entry word less its tag).
+  [[nodiscard]] ItemRef ref_at(std::uint64_t node, unsigned entry) const noexcept {
+    return btree::ref_of(leaf(node)->entries[entry]);
+  }
+  // Leaf: the first order position whose key is >= `key` (a binary search: reads keys).
   [[nodiscard]] unsigned lower_bound(std::uint64_t node, std::string_view key) const;
+  // Leaf: the in-use entry (an index) holding `key`, whose tag is `tag` (btree::key_tag(key)),
+  // or kLeafFanout. Compares every entry's tag (branch-free), then reads the key of each in-use
+  // entry whose tag matches.
+  [[nodiscard]] unsigned find_entry(std::uint64_t node, std::string_view key,
+                                    std::uint64_t tag) const;
+  // The order position of in-use entry `entry` (bit 0 set).
+  [[nodiscard]] unsigned position_of(std::uint64_t node, unsigned entry) const noexcept;
   // Descends to the leaf for `key`, recording the inner nodes on the way (if `path`).
   [[nodiscard]] std::uint64_t find_leaf(std::string_view key, std::vector<Step>* path) const;
   [[nodiscard]] std::uint64_t new_key_block(std::string_view key) noexcept;
@@ -86,8 +98,8 @@ class WbTreeEngine final : public btree::BTreeEngine {
   [[nodiscard]] std::size_t height() const noexcept;  // nodes on a root-to-leaf path
 
   // --- the entry protocol (wbtree_entry.cc) ---
-  // Inserts an entry at order position `pos` (leaf: `word` = item ref; inner: `word` = key
-  // block, `child`). The node has room and bit 0 set.
+  // Inserts an entry at order position `pos` (leaf: `word` = btree::tagged(ref, tag); inner:
+  // `word` = key block, `child`). The node has room and bit 0 set.
   void insert_entry(std::uint64_t node, unsigned pos, std::uint64_t word,
                     std::uint64_t child = 0) noexcept;
   void erase_entry(std::uint64_t node, unsigned pos) noexcept;
@@ -100,8 +112,9 @@ class WbTreeEngine final : public btree::BTreeEngine {
   std::uint64_t clear_first_key(std::uint64_t node) noexcept;
 
   // --- insert (wbtree_insert.cc, wbtree_split.cc) ---
-  UpsertResult insert_first(Meta* meta, ItemRef ref) noexcept;
-  UpsertResult insert_splitting(std::string_view key, ItemRef ref) noexcept;
+  // `entry` is the new leaf entry word, btree::tagged(ref, key_tag(key)).
+  UpsertResult insert_first(Meta* meta, std::uint64_t entry) noexcept;
+  UpsertResult insert_splitting(std::string_view key, std::uint64_t entry) noexcept;
   // Splits full node `node` (child at order position `parent_pos` of `parent`; parent 0: the
   // root). False when the heap is full (nothing changed).
   [[nodiscard]] bool split(std::uint64_t node, std::uint64_t parent, unsigned parent_pos) noexcept;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/btree/btree_engine.h"
+#include "engine/btree/key_tag.h"
 #include "engine/pm/pool.h"
 #include "engine/wbtree/wbtree_node.h"
 
@@ -28,7 +29,7 @@ class Inspector {
     report_.nodes.emplace_back(offset, sizeof(btree::Meta));
     seen_.insert(offset);
     const auto* m = region_.at<btree::Meta>(offset);
-    if (m->magic != kMetaMagic) problem(offset, "meta block without the WBTREE01 magic");
+    if (m->magic != kMetaMagic) problem(offset, "meta block without the WBTREE02 magic");
     for (std::uint64_t word : m->log) {
       if (word != 0) problem(offset, "split log not clear");
     }
@@ -101,9 +102,19 @@ class Inspector {
       const auto* n = region_.at<Leaf>(offset);
       std::optional<std::string> previous;
       for (unsigned pos = 0; pos < h->count; ++pos) {
-        const ItemRef ref = n->refs[h->order[pos]];
-        if (ref == 0) problem(offset, "leaf entry without an item");
+        const std::uint64_t word = n->entries[h->order[pos]];
+        const ItemRef ref = btree::ref_of(word);
+        if ((word & ~(btree::kRefMask | btree::kTagMask)) != 0) {
+          problem(offset, "leaf entry with bits past its tag");
+        }
+        if (ref < pm::kSuperblockSize || ref % 8 != 0 || ref >= region_.size()) {
+          problem(offset, "leaf entry without an item");
+          continue;
+        }
         const std::string key(item_key(region_, ref));
+        if (btree::tag_of(word) != btree::key_tag(key)) {
+          problem(offset, "leaf entry whose key tag does not match its key");
+        }
         if (previous && key <= *previous) problem(offset, "leaf keys not strictly ascending");
         if ((lo && key < *lo) || (hi && key >= *hi)) problem(offset, "key outside its separators");
         report_.leaves.emplace_back(key, ref);

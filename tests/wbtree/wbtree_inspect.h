@@ -8,9 +8,10 @@
 // first entry keyless (key block 0) and every other entry with an in-bounds key block; separators
 // bound their subtrees (a child holds keys in [its key, the next key) within its parent's range);
 // all leaves at one depth; no empty node but a root leaf, no one-child inner root; no block reached
-// twice; leaf references non-zero. Reports every block (meta, nodes, key blocks) with its layout
-// bytes and the (key, ref) of every leaf entry in key order (keys read as test items,
-// testing::item_key).
+// twice; leaf entries btree::tagged(ref, key_tag(key)) (layout v2): the reference in the region,
+// nothing past the tag, the tag that of the referenced item's key. Reports every block (meta,
+// nodes, key blocks) with its layout bytes and the (key, ref) of every leaf entry in key order
+// (keys read as test items, testing::item_key).
 //
 // Thread safety: a pure function over a region nobody writes meanwhile.
 #pragma once

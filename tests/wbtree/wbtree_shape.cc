@@ -2,6 +2,7 @@
 #include "tests/wbtree/wbtree_shape.h"
 
 #include "engine/btree/btree_engine.h"
+#include "engine/btree/key_tag.h"
 #include "engine/wbtree/wbtree_node.h"
 
 namespace pmcached::engine::wbtree::testing {
@@ -55,7 +56,7 @@ std::vector<std::string> keys_under(const pm::PmRegion& region, std::uint64_t no
     return out;
   }
   for (unsigned pos = 0; pos < h->count; ++pos) {
-    const ItemRef ref = region.at<Leaf>(node)->refs[h->order[pos]];
+    const ItemRef ref = btree::ref_of(region.at<Leaf>(node)->entries[h->order[pos]]);
     out.emplace_back(::pmcached::engine::testing::item_key(region, ref));
   }
   return out;
