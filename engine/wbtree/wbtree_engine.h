@@ -15,8 +15,10 @@
 //
 // Durability — entry changes are failure-atomic through the bitmap (at least 4 flushes):
 //   insert  the entry (tagged ref, or key block + child) is written into a free entry and
-//           persisted; bit 0 cleared, persisted; order[]/count updated, persisted; then ONE
-//           8-byte store sets bit 0 and the entry's bit, persisted (the commit)
+//           flushed; bit 0 cleared, flushed, one fence for both (the seed's protocol fenced
+//           each: nothing orders the two, so 3 fences, not 4); order[]/count updated,
+//           persisted; then ONE 8-byte store sets bit 0 and the entry's bit, persisted (the
+//           commit)
 //   replace one store_u64_persist of the leaf entry (the new reference with the same tag)
 //   delete  bit 0 cleared, persisted; order[]/count updated, persisted; one store clears the
 //           entry's bit and sets bit 0, persisted (the commit)

@@ -2,8 +2,9 @@
 // the slot array order[]), the order[] rebuild of recovery and the truncation of a split node.
 //
 // Invariant: while bitmap bit 0 is set, order[0..count) lists exactly the entries whose bits are
-// set, in key order. Every change first clears bit 0 (persisted), then rewrites order[]/count
-// (persisted), then sets bit 0 together with the new entry bits in ONE 8-byte store (persisted):
+// set, in key order. Every change first clears bit 0 (persisted; an insert's new entry is
+// persisted by the same fence), then rewrites order[]/count (persisted), then sets bit 0
+// together with the new entry bits in ONE 8-byte store (persisted):
 // a crash before that store leaves bit 0 clear and the old bitmap, which recovery re-sorts into
 // the old order[]; after it, the new state. The header is one cache line, but nothing relies on
 // the line reaching PM whole: only the 8-byte bitmap word decides.
@@ -21,18 +22,20 @@ void WbTreeEngine::insert_entry(std::uint64_t node, unsigned pos, std::uint64_t 
   const std::uint64_t bitmap = h->bitmap;
   const std::uint64_t free_bits = ~bitmap & entry_mask(h->kind);
   const auto entry = static_cast<unsigned>(__builtin_ctzll(free_bits) - 1);
-  // 1. The entry, in a slot no reader and no recovery looks at (its bit is clear).
+  // 1. The entry, in a slot no reader and no recovery looks at (its bit is clear). Flushed here
+  //    and fenced with step 2: nothing orders the two, since recovery ignores the entry until
+  //    step 4 sets its bit, and a clear bit 0 only makes it re-sort the bitmap it finds.
   if (h->kind == kLeafKind) {
     std::uint64_t* slot = &leaf(node)->entries[entry];
     *slot = word;
-    region_->persist(slot, sizeof *slot);
+    region_->flush(slot, sizeof *slot);
   } else {
     InnerEntry* slot = &inner(node)->entries[entry];
     slot->key_block = word;
     slot->child = child;
-    region_->persist(slot, sizeof *slot);
+    region_->flush(slot, sizeof *slot);
   }
-  // 2. The slot array is about to change: invalidate it.
+  // 2. The slot array is about to change: invalidate it (the fence covers step 1 too).
   region_->store_u64_persist(&h->bitmap, bitmap & ~kValidBit);
   // 3. The new slot array.
   std::memmove(&h->order[pos + 1], &h->order[pos], h->count - pos);

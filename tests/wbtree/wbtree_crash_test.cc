@@ -95,8 +95,8 @@ TEST(WbTreeCrash, InnerSplitsAndRootGrowthSurviveEveryCrashPoint) {
 }
 
 // Every plain crash after a split's log commit and before the log is cleared makes the restart
-// replay the log: the commit point, the link (1 point for a root split, 4 for an entry insert into
-// the parent) and the truncation (3). Each of those replays is then crashed at each of its own
+// replay the log: the commit point, the link (1 point for a root split, 3 for an entry insert into
+// the parent: the entry and bit 0 share a fence) and the truncation (3). Each of those replays is then crashed at each of its own
 // persistence points, and a second restart must still be right.
 struct ReplayCase {
   const char* name;
@@ -137,13 +137,13 @@ TEST(WbTreeCrash, ParentInsertLogReplaysFromEveryPointAndSurvivesCrashedReplays)
   const auto splits = minus(ops_changing_stat(kEngine, ops, "leaf_splits"),
                             ops_changing_stat(kEngine, ops, "root_splits"));
   ASSERT_EQ(splits.size(), 1u);
-  check_replays({"leaf split below the root", ops, splits[0], 1 + 4 + 3});
+  check_replays({"leaf split below the root", ops, splits[0], 1 + 3 + 3});
 }
 
 TEST(WbTreeCrash, InnerSplitLogReplaysFromEveryPointAndSurvivesCrashedReplays) {
   const std::vector<Op> ops = puts_until("inner_splits", 2);
   // The op splits an inner node below the root (parent insert), then the leaf below it (another
-  // parent insert): two replaying stretches of 8 points, back to back but for the log clear.
+  // parent insert): two replaying stretches of 7 points, back to back but for the log clear.
   const std::size_t op = ops.size() - 1;
   Trace t;
   (void)traced_run(kEngine, ops, &t);
@@ -158,7 +158,7 @@ TEST(WbTreeCrash, InnerSplitLogReplaysFromEveryPointAndSurvivesCrashedReplays) {
       }
     }
   }
-  EXPECT_EQ(replaying, 2u * (1 + 4 + 3));
+  EXPECT_EQ(replaying, 2u * (1 + 3 + 3));
 }
 
 // Crashes inside entry inserts leave nodes with bit 0 clear — leaves (the entry insert, the
