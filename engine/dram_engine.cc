@@ -1,4 +1,4 @@
-// DramEngine: an abseil B-tree of 16-byte slots under a shared_mutex. See dram_engine.h.
+// DramEngine: an abseil B-tree of 16-byte slots under an EngineMutex. See dram_engine.h.
 #include "engine/dram_engine.h"
 
 #include <algorithm>
@@ -12,6 +12,8 @@
 #include <string>
 
 #include <absl/container/btree_set.h>
+
+#include "engine/engine_mutex.h"
 
 namespace pmcached::engine {
 namespace {
@@ -138,7 +140,7 @@ class DramEngine final : public IndexEngine {
 
  private:
   const std::function<std::string_view(ItemRef)> key_of_;
-  mutable std::shared_mutex mutex_;
+  mutable EngineMutex mutex_;
   absl::btree_set<Entry, EntryLess> set_;
   std::atomic<std::size_t> size_{0};
 };

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/engine_mutex.h"
 #include "engine/engine_registry.h"
 #include "engine/index_engine.h"
 #include "engine/pm/allocator.h"
@@ -108,7 +109,7 @@ class BTreeEngine : public IndexEngine {
   pm::PmRegion* region_;
   std::function<std::string_view(ItemRef)> key_of_;
   std::uint64_t magic_;
-  mutable std::shared_mutex mutex_;
+  mutable EngineMutex mutex_;
   std::atomic<std::size_t> keys_{0};
 };
 

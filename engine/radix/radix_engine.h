@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine_mutex.h"
 #include "engine/engine_registry.h"
 #include "engine/engine_stats.h"
 #include "engine/index_engine.h"
@@ -92,7 +93,7 @@ class RadixEngine : public IndexEngine {
   pm::PmRegion* region_;
   std::uint64_t* root_field_;
   Nodes nodes_;
-  mutable std::shared_mutex mutex_;
+  mutable EngineMutex mutex_;
   std::atomic<std::size_t> keys_{0};
 };
 
