@@ -3,6 +3,7 @@
 #include "engine/store.h"
 
 #include <cstring>
+#include <utility>
 
 #include "engine/store_impl.h"
 
@@ -141,6 +142,33 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
   }
 
   Stripe& stripe = stripes.for_key(key);
+  if (mode == StoreMode::kSet) {
+    // A plain set publishes without looking the key up first: the engine's upsert hands the old
+    // record back, which saves one index descent on the most frequent write. The whole new
+    // record is reserved; near the memory limit the general path below makes room instead.
+    std::unique_lock lock(stripe.mutex);
+    const std::size_t reserve = footprint(*fresh);
+    if (try_reserve(reserve)) {
+      const std::int64_t now = clock.now();
+      fresh->client_flags = request.client_flags;
+      fresh->exptime = to_absolute_exptime(request.exptime, now);
+      fresh->bits = 0;
+      fresh->cas = cas_for(request.new_cas);
+      fresh->last_update = fresh->last_access = now;
+      ItemHeader* record = std::exchange(fresh, nullptr);  // publish() owns it now
+      if (publish(record, nullptr, reserve, stripe, /*old_known=*/false)) {
+        stripe.add(Counter::kCmdSet);
+        out.cas = record->cas;
+        out.value_size = record->value_size;
+        out.status = StoreStatus::kStored;
+        return out;
+      }
+      lock.unlock();
+      drop_key(key);
+      out.status = StoreStatus::kOutOfMemory;
+      return out;
+    }
+  }
   bool may_grow = true;  // false once make_room() has failed
   StoreStatus status = StoreStatus::kStored;
   for (int attempt = 1;; ++attempt) {

@@ -55,11 +55,14 @@ struct Store::Impl {
 
   // Publishes `fresh` for its key, replacing `old` (nullptr if none), then frees `old`.
   // `reserved` bytes were taken with try_reserve(); the accounting ends at +fresh -old.
+  // Without `old_known` (a plain set that did not look the key up), `reserved` is fresh's
+  // whole footprint and whatever record the index held for the key is replaced and freed.
   // When the engine has no room for a node and evictions are allowed, chunks are evacuated
   // (evacuate_for with `stripe` held) and the index insert retried. On failure (the engine is
   // still out of memory) `fresh` is freed, the reservation returned, `old` stays, and false is
   // returned.
-  bool publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe) noexcept;
+  bool publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe,
+               bool old_known = true) noexcept;
 
   // Memory accounting counts what records really take in the heap.
   std::size_t footprint(std::size_t record_size) const noexcept {

@@ -74,8 +74,8 @@ void Store::Impl::unlink(std::string_view key, ItemHeader* item, Stripe& stripe)
   heap.free(item);
 }
 
-bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved,
-                          Stripe& stripe) noexcept {
+bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe,
+                          bool old_known) noexcept {
   // Durability order: the whole record reaches persistence before the index publishes it.
   seal_item(*fresh);
   if (!options.unsafe_skip_record_persist_for_tests) {
@@ -96,16 +96,28 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
   }
   // Under the stripe lock nobody else can have changed the key: previous is `old`.
   ItemHeader* previous = result.previous == kNoItem ? nullptr : heap.item(result.previous);
-  assert(previous == old);
+  assert(!old_known || previous == old);
   (void)old;
   stripe.add(Counter::kTotalItems);
   if (previous == nullptr) {
     stripe.add(Counter::kCurrItems);
     return true;
   }
-  const std::size_t fresh_size = footprint(*fresh);
   const std::size_t old_size = footprint(*previous);
-  if (old_size > fresh_size) release(old_size - fresh_size);
+  if (old_known) {
+    const std::size_t fresh_size = footprint(*fresh);
+    if (old_size > fresh_size) release(old_size - fresh_size);
+  } else {
+    // `reserved` covered the whole new record. A replaced record that was already dead is
+    // counted as find_live() counts it (memcached counts those a set meets, too).
+    release(old_size);
+    const std::int64_t now = clock.now();
+    if (is_flushed(*previous, now)) {
+      stripe.add(Counter::kGetFlushed);
+    } else if (is_expired(previous->exptime, now)) {
+      stripe.add(Counter::kGetExpired);
+    }
+  }
   heap.free(previous);
   return true;
 }
