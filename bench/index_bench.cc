@@ -5,7 +5,11 @@
 // (the engine's `stats engine`), LLC misses per operation where the machine has counters ("n/a"
 // otherwise), average leaf depth and bytes per key. A measuring program, not a test:
 //   index_bench [--engines a,b] [--distributions dense,sparse,clustered] [--n N]
-//               [--pm-write-latency-ns 0,100,300,600] [--range-queries Q] [--csv FILE]
+//               [--pm-write-latency-ns 0,100,300,600] [--range-queries Q] [--repetitions R]
+//               [--csv FILE]
+// With R repetitions the whole grid (distribution x engine x latency) runs R times over, each
+// run on a fresh pool with the same keys, so a drift of the machine spreads over every cell; one
+// row per run (column `rep`), and the report takes the median and the spread.
 // Items are real records in the pool ({u8 len; key}), so out-of-line keys are read from PM as in
 // the server. Write latencies above 0 only change inserts (seed 002 Fig. 5.2), so for them only
 // the insert phase runs.
@@ -35,6 +39,7 @@ using engine::ItemRef;
 
 struct Row {
   std::string engine, distribution;
+  unsigned rep = 1;
   std::size_t n = 0;
   std::uint32_t latency_ns = 0;
   double insert_ns = 0, search_ns = 0, range_small_ns = 0, range_large_ns = 0;
@@ -150,6 +155,7 @@ int main(int argc, char** argv) {
   CLI::App app{"index_bench: the index engines in-process, seed 002 ch. 4-5 workloads"};
   std::string engines, distributions = "dense,sparse,clustered", latencies = "0", csv;
   std::size_t n = 1000000, range_queries = 1000;
+  unsigned repetitions = 1;
   std::uint64_t seed = 2017;
   app.add_option("--engines", engines, "comma-separated engines (default: all registered)");
   app.add_option("--distributions", distributions, "dense, sparse, clustered");
@@ -158,6 +164,8 @@ int main(int argc, char** argv) {
   app.add_option("--pm-write-latency-ns", latencies, "comma-separated emulated write latencies");
   app.add_option("--range-queries", range_queries, "range queries per size")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
+  app.add_option("--repetitions", repetitions, "runs of the whole grid")
+      ->check(CLI::Range(1u, 100u));
   app.add_option("--seed", seed, "key generation seed");
   app.add_option("--csv", csv, "append one row per run to this CSV file");
   try {
@@ -206,47 +214,50 @@ int main(int argc, char** argv) {
     }
     if (fresh) {
       std::fprintf(out,
-                   "engine,distribution,n,pm_write_latency_ns,insert_ns,search_ns,"
+                   "engine,distribution,rep,n,pm_write_latency_ns,insert_ns,search_ns,"
                    "range_0.001pct_ns,range_0.01pct_ns,flushes_per_insert,fences_per_insert,"
                    "llc_per_insert,llc_per_search,leaf_depth_avg,bytes_per_key\n");
     }
   }
-  std::printf("%-8s %-10s %9s %6s %10s %10s %11s %11s %9s %9s %8s %8s %6s %8s\n", "engine",
-              "dist", "n", "wlat", "insert_ns", "search_ns", "range.001%", "range.01%", "flush/ins",
-              "fence/ins", "llc/ins", "llc/srch", "depth", "B/key");
-  for (bench::Distribution d : dists) {
-    std::vector<std::string> keys;
-    for (std::uint64_t v : bench::make_keys(d, n, seed)) keys.push_back(bench::be64(v));
-    for (const engine::EngineInfo* info : infos) {
-      for (std::uint32_t latency : latency_list) {
-        bench::Row r = bench::run(*info, d, keys, latency, range_queries, seed);
-        auto stat = [&](const char* name) {
-          return r.stats.count(name) != 0 ? r.stats[name] : std::string("n/a");
-        };
-        // Phases a run skipped (search and ranges above 0 ns write latency) print as "-" / empty.
-        const bool searched = r.latency_ns == 0;
-        auto time_of = [&](double ns, const char* skipped) {
-          char buffer[32];
-          std::snprintf(buffer, sizeof buffer, "%.1f", ns);
-          return searched ? std::string(buffer) : std::string(skipped);
-        };
-        std::printf("%-8s %-10s %9zu %6u %10.1f %10s %11s %11s %9s %9s %8s %8s %6s %8s\n",
-                    r.engine.c_str(), r.distribution.c_str(), r.n, r.latency_ns, r.insert_ns,
-                    time_of(r.search_ns, "-").c_str(), time_of(r.range_small_ns, "-").c_str(),
-                    time_of(r.range_large_ns, "-").c_str(), stat("flushes_per_insert").c_str(),
-                    stat("fences_per_insert").c_str(), r.llc_insert.c_str(),
-                    r.llc_search.c_str(), stat("leaf_depth_avg").c_str(),
-                    stat("bytes_per_key").c_str());
-        std::fflush(stdout);
-        if (out != nullptr) {
-          std::fprintf(out, "%s,%s,%zu,%u,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.engine.c_str(),
-                       r.distribution.c_str(), r.n, r.latency_ns, r.insert_ns,
-                       time_of(r.search_ns, "").c_str(), time_of(r.range_small_ns, "").c_str(),
-                       time_of(r.range_large_ns, "").c_str(), stat("flushes_per_insert").c_str(),
-                       stat("fences_per_insert").c_str(), r.llc_insert.c_str(),
-                       searched ? r.llc_search.c_str() : "", stat("leaf_depth_avg").c_str(),
-                       stat("bytes_per_key").c_str());
-          std::fflush(out);
+  std::printf("%-8s %-10s %3s %9s %6s %10s %10s %11s %11s %9s %9s %8s %8s %6s %8s\n", "engine",
+              "dist", "rep", "n", "wlat", "insert_ns", "search_ns", "range.001%", "range.01%",
+              "flush/ins", "fence/ins", "llc/ins", "llc/srch", "depth", "B/key");
+  for (unsigned rep = 1; rep <= repetitions; ++rep) {
+    for (bench::Distribution d : dists) {
+      std::vector<std::string> keys;
+      for (std::uint64_t v : bench::make_keys(d, n, seed)) keys.push_back(bench::be64(v));
+      for (const engine::EngineInfo* info : infos) {
+        for (std::uint32_t latency : latency_list) {
+          bench::Row r = bench::run(*info, d, keys, latency, range_queries, seed);
+          r.rep = rep;
+          auto stat = [&](const char* name) {
+            return r.stats.count(name) != 0 ? r.stats[name] : std::string("n/a");
+          };
+          // Phases a run skipped (search and ranges above 0 ns write latency) print as "-" / empty.
+          const bool searched = r.latency_ns == 0;
+          auto time_of = [&](double ns, const char* skipped) {
+            char buffer[32];
+            std::snprintf(buffer, sizeof buffer, "%.1f", ns);
+            return searched ? std::string(buffer) : std::string(skipped);
+          };
+          std::printf("%-8s %-10s %3u %9zu %6u %10.1f %10s %11s %11s %9s %9s %8s %8s %6s %8s\n",
+                      r.engine.c_str(), r.distribution.c_str(), r.rep, r.n, r.latency_ns,
+                      r.insert_ns, time_of(r.search_ns, "-").c_str(),
+                      time_of(r.range_small_ns, "-").c_str(),
+                      time_of(r.range_large_ns, "-").c_str(), stat("flushes_per_insert").c_str(),
+                      stat("fences_per_insert").c_str(), r.llc_insert.c_str(), r.llc_search.c_str(),
+                      stat("leaf_depth_avg").c_str(), stat("bytes_per_key").c_str());
+          std::fflush(stdout);
+          if (out != nullptr) {
+            std::fprintf(out, "%s,%s,%u,%zu,%u,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.engine.c_str(),
+                         r.distribution.c_str(), r.rep, r.n, r.latency_ns, r.insert_ns,
+                         time_of(r.search_ns, "").c_str(), time_of(r.range_small_ns, "").c_str(),
+                         time_of(r.range_large_ns, "").c_str(), stat("flushes_per_insert").c_str(),
+                         stat("fences_per_insert").c_str(), r.llc_insert.c_str(),
+                         searched ? r.llc_search.c_str() : "", stat("leaf_depth_avg").c_str(),
+                         stat("bytes_per_key").c_str());
+            std::fflush(out);
+          }
         }
       }
     }

@@ -182,6 +182,7 @@ int main(int argc, char** argv) {
     std::printf("%-10s %-3s requests %zu in %.2f s: %.0f ops/s, p50 %u us, p99 %u us\n",
                 label.c_str(), get ? "GET" : "SET", p.latencies_us.size(), p.seconds, ops,
                 percentile(p.latencies_us, 0.5), percentile(p.latencies_us, 0.99));
+    std::fflush(stdout);  // a caller may sample the server's CPU time at each phase's end
     if (!csv.empty()) {
       std::FILE* out = std::fopen(csv.c_str(), "a");
       if (out == nullptr) return 2;

@@ -24,13 +24,16 @@ import tempfile
 import time
 
 MODES = {
-    "quick": dict(n=1_000_000, sweep_n=1_000_000, range_queries=1000, mc_requests=100_000,
-                  reps=3, memcaslap_duration=3, memory_mb=1024),
+    "quick": dict(n=1_000_000, sweep_n=1_000_000, range_queries=1000, index_reps=3,
+                  sweep_reps=1, mc_requests=200_000, reps=3, memcaslap_reps=2,
+                  memcaslap_duration=3, memory_mb=1024),
     # A minute-long run of the whole pipeline, for checking the scripts themselves.
-    "smoke": dict(n=20_000, sweep_n=20_000, range_queries=100, mc_requests=5_000, reps=1,
-                  memcaslap_duration=1, memory_mb=64),
-    "full": dict(n=16_000_000, sweep_n=4_000_000, range_queries=2000, mc_requests=1_000_000,
-                 reps=3, memcaslap_duration=10, memory_mb=1024),
+    "smoke": dict(n=20_000, sweep_n=20_000, range_queries=100, index_reps=1, mc_requests=5_000,
+                  reps=1, memcaslap_duration=1, memory_mb=64),
+    # One run per index cell: a 16M-key cell takes 1-2 minutes (the quick mode repeats its cells).
+    "full": dict(n=16_000_000, sweep_n=4_000_000, range_queries=2000, index_reps=1,
+                 mc_requests=500_000, reps=5, memcaslap_reps=3, memcaslap_duration=10,
+                 memory_mb=1024),
 }
 LATENCIES = "100,300,600"
 MEMCACHED = "/usr/bin/memcached"
@@ -64,6 +67,17 @@ def wait_ready(port, proc):
     sys.exit(f"server on port {port} did not answer within 30 s")
 
 
+# With two CPUs or more, the server runs on CPU 0 and the load generator on CPU 1 (taskset), so
+# that every server gets the same one core and the scheduler does not move the four busy threads
+# between the cores in the middle of a run.
+PIN = shutil.which("taskset") is not None and len(os.sched_getaffinity(0)) >= 2
+CPUS = sorted(os.sched_getaffinity(0))
+
+
+def pinned(cmd, which):
+    return ["taskset", "-c", str(CPUS[which]), *cmd] if PIN else cmd
+
+
 def start_server(name, build, workdir, memory_mb):
     port = free_port()
     common = ["-l", "127.0.0.1", "-p", str(port), "-t", "2", "-m", str(memory_mb)]
@@ -76,7 +90,8 @@ def start_server(name, build, workdir, memory_mb):
             os.remove(pool)
         cmd = [os.path.join(build, "server", "pmcached"), *common, "--engine", name,
                "--pool", pool]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(pinned(cmd, 0), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     wait_ready(port, proc)
     return proc, port
 
@@ -100,41 +115,62 @@ def index_benchmark(build, results, cfg):
     if os.path.exists(path):
         os.remove(path)
     bench = os.path.join(build, "bench", "index_bench")
-    log(f"index_bench: {cfg['n']:,} keys per distribution, every engine")
+    reps, sweep_reps = cfg["index_reps"], cfg.get("sweep_reps", cfg["index_reps"])
+    log(f"index_bench: {cfg['n']:,} keys per distribution, every engine, {reps} repetition(s)")
     subprocess.run([bench, "--n", str(cfg["n"]), "--range-queries", str(cfg["range_queries"]),
-                    "--csv", path], check=True)
-    log(f"index_bench: write-latency sweep {LATENCIES} ns, {cfg['sweep_n']:,} Dense keys")
+                    "--repetitions", str(reps), "--csv", path], check=True)
+    log(f"index_bench: write-latency sweep {LATENCIES} ns, {cfg['sweep_n']:,} Dense keys, "
+        f"{sweep_reps} repetition(s)")
     subprocess.run([bench, "--n", str(cfg["sweep_n"]), "--distributions", "dense",
-                    "--pm-write-latency-ns", LATENCIES, "--csv", path], check=True)
+                    "--pm-write-latency-ns", LATENCIES, "--repetitions", str(sweep_reps),
+                    "--csv", path], check=True)
 
 
 MC_LINE = re.compile(r"^(\S+)\s+(SET|GET) requests (\d+) in ([\d.]+) s: (\d+) ops/s, "
                      r"p50 (\d+) us, p99 (\d+) us")
 
 
+def server_cpu_seconds(pid):
+    """User + system CPU time of a process and all its threads, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def mc_benchmark(build, results, cfg, names, workdir):
+    """Also samples the server's CPU time at the end of each phase (mc_load flushes its line
+    then): server CPU per request is far steadier than throughput on a shared 2-core VM."""
     rows = []
     for rep in range(1, cfg["reps"] + 1):
         for name in ["memcached", *names]:
             proc, port = start_server(name, build, workdir, cfg["memory_mb"])
+            lines = []
             try:
-                out = subprocess.run(
-                    [os.path.join(build, "bench", "mc_load"), "--port", str(port),
-                     "--connections", "50", "--requests", str(cfg["mc_requests"]),
-                     "--keyspace", str(cfg["mc_requests"]), "--value-size", "100",
-                     "--threads", "2", "--label", name],
-                    check=True, capture_output=True, text=True, timeout=1800).stdout
+                started = server_cpu_seconds(proc.pid)
+                load = subprocess.Popen(
+                    pinned([os.path.join(build, "bench", "mc_load"), "--port", str(port),
+                            "--connections", "50", "--requests", str(cfg["mc_requests"]),
+                            "--keyspace", str(cfg["mc_requests"]), "--value-size", "100",
+                            "--threads", "2", "--label", name], 1),
+                    stdout=subprocess.PIPE, text=True)
+                for line in load.stdout:
+                    m = MC_LINE.match(line)
+                    if m:
+                        now = server_cpu_seconds(proc.pid)
+                        cpu_us = (now - started) / int(m.group(3)) * 1e6
+                        started = now
+                        rows.append([m.group(1), m.group(2), rep, *m.groups()[2:],
+                                     f"{cpu_us:.2f}"])
+                    lines.append(line.rstrip())
+                if load.wait(timeout=1800) != 0:
+                    sys.exit(f"mc_load against {name} failed (status {load.returncode})")
             finally:
                 stop_server(proc)
-            for line in out.splitlines():
-                m = MC_LINE.match(line)
-                if m:
-                    rows.append([m.group(1), m.group(2), rep, *m.groups()[2:]])
-            log(f"mc_load rep {rep}: {' | '.join(out.splitlines())}")
+            log(f"mc_load rep {rep}: {' | '.join(lines)}")
     with open(os.path.join(results, "server_mcbench.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["server", "phase", "rep", "requests", "seconds", "ops_per_s", "p50_us",
-                    "p99_us"])
+                    "p99_us", "server_cpu_us_per_op"])
         w.writerows(rows)
 
 
@@ -142,7 +178,8 @@ def memcaslap_mix(build, results, cfg, names):
     rows = []
     for name in names:
         out = subprocess.run(
-            ["scripts/bench-server.sh", "--engine", name, "--reps", str(cfg["reps"]),
+            ["scripts/bench-server.sh", "--engine", name,
+             "--reps", str(cfg.get("memcaslap_reps", cfg["reps"])),
              "--duration", str(cfg["memcaslap_duration"]), "--memory", str(cfg["memory_mb"]),
              "--pmcached-bin", os.path.join(build, "server", "pmcached")],
             check=True, capture_output=True, text=True,
@@ -178,7 +215,9 @@ def machine(results, mode, build, memory_mb):
                      ["mode", mode], ["commit", commit], ["cpus", os.cpu_count()], ["cpu", cpu],
                      ["memory_gib", f"{mem_gib:.1f}"], ["kernel", platform.release()],
                      ["build", f"Release ({build})"], ["baseline", memcached],
-                     ["server_memory_mb", memory_mb], ["pool_dir", POOL_DIR or "/tmp"]])
+                     ["server_memory_mb", memory_mb], ["pool_dir", POOL_DIR or "/tmp"],
+                     ["mc_load_pinning", f"server on CPU {CPUS[0]}, mc_load on CPU {CPUS[1]}"
+                      if PIN else "none (fewer than 2 CPUs or no taskset)"]])
 
 
 def main():

@@ -41,22 +41,45 @@ def num(text):
 
 
 class Index:
-    """index.csv: (engine, distribution, latency) -> row."""
+    """index.csv: (engine, distribution, latency) -> the rows of every repetition; get() is
+    their median, cell() the median with its spread."""
 
     def __init__(self, rows):
-        self.rows = {(r["engine"], r["distribution"], int(r["pm_write_latency_ns"])): r
-                     for r in rows}
+        self.rows = {}
+        for r in rows:
+            self.rows.setdefault((r["engine"], r["distribution"], int(r["pm_write_latency_ns"])),
+                                 []).append(r)
         self.engines = [e for e in ORDER if any(k[0] == e for k in self.rows)]
         self.n = int(rows[0]["n"])
+        self.reps = max(len(v) for k, v in self.rows.items() if k[2] == 0)
+        self.sweep_reps = max([len(v) for k, v in self.rows.items() if k[2] != 0] or [0])
+
+    def values(self, engine, dist, column, latency=0):
+        rows = self.rows.get((engine, dist, latency), [])
+        return [v for v in (num(r[column]) for r in rows) if v is not None]
 
     def get(self, engine, dist, column, latency=0):
-        row = self.rows.get((engine, dist, latency))
-        return None if row is None else num(row[column])
+        values = self.values(engine, dist, column, latency)
+        return statistics.median(values) if values else None
+
+    def spread(self, engine, dist, column, latency=0):
+        """Half the min-max range over the repetitions, as a fraction of the median."""
+        values = self.values(engine, dist, column, latency)
+        if len(values) < 2 or statistics.median(values) == 0:
+            return None
+        return (max(values) - min(values)) / 2 / statistics.median(values)
+
+    def cell(self, engine, dist, column, latency=0):
+        median = self.get(engine, dist, column, latency)
+        spread = self.spread(engine, dist, column, latency)
+        return fmt(median) + ("" if spread is None else f" ±{spread * 100:.0f}%")
+
+    def first(self, column):
+        return next(iter(self.rows.values()))[0][column]
 
     def sweep(self, engine, column="insert_ns"):
-        points = sorted((k[2], num(r[column])) for k, r in self.rows.items()
-                        if k[0] == engine and k[1] == "Dense")
-        return points
+        return sorted((k[2], self.get(k[0], k[1], column, k[2]))
+                      for k in self.rows if k[0] == engine and k[1] == "Dense")
 
 
 def bars(path, title, ylabel, index, column, engines):
@@ -97,6 +120,10 @@ def table(header, rows):
     return "\n".join(lines) + "\n"
 
 
+def ratio(value, base):
+    return "n/a" if value is None or not base else f"{value / base:.2f}"
+
+
 def yes(flag):
     return "**yes**" if flag else "**no**"
 
@@ -109,11 +136,13 @@ def verdict(flag, why_not):
 WHY = {
     "insert": "a radix insert that copies a node (woart/artcow growth, most frequent on Clustered "
               "keys) can cost more than a B-tree's in-place entry write; see the table.",
-    "search": "every engine reads keys out of line, through the item; the radix engines read one "
-              "key per lookup, the B-trees one per compared entry (fptree's fingerprints cut that "
-              "to about one).",
+    "search": "every engine reads keys out of line, through the item. A radix lookup reads one "
+              "key, at its leaf. A B-tree leaf also reads about one (fptree's fingerprints, "
+              "wbtree's and nvtree's key tags), but its inner levels compare keys too: wbtree "
+              "binary-searches key blocks in PM at every level, fptree and nvtree search DRAM "
+              "inner nodes whose separators are heap strings.",
     "artcow": "woart and artcow share node layouts and differ only in N4/N16 key order, so their "
-              "search times differ by a few percent, within the run-to-run spread of one run.",
+              "search times differ by a few percent, within the spread between the runs.",
     "range": "the seed's B-trees kept 8-byte keys in their nodes, so sorting a leaf was cheap; ours "
              "keep item references and read every key through its item to sort a leaf (fptree, "
              "nvtree) or to compare (wbtree), while our radix scan descends once and then visits "
@@ -148,8 +177,10 @@ def main():
     w(table(["machine", ""], [[k, v] for k, v in machine.items()]))
     w(f"\nIndex benchmark: `bench/index_bench`, {index.n:,} 8-byte big-endian keys per "
       "distribution inserted in random order, then searched in another random order, then range "
-      "queries of 0.001% and 0.01% of the keys (at least one key) from random existing keys; one "
-      "run per cell (time per operation over the whole run). Items are real records in the pool; "
+      "queries of 0.001% and 0.01% of the keys (at least one key) from random existing keys. "
+      f"The whole grid ran {index.reps} time(s) over, each run on a fresh pool; time tables show "
+      "the median time per operation and, after ±, half the spread between the fastest and the "
+      "slowest run as a share of the median. Items are real records in the pool; "
       "`dram` is the volatile abseil B-tree, the seed's \"original B+-tree\". The seed used 128M "
       "keys on a Xeon E5-2620 v3 with Quartz-emulated PM; we run on the machine above with "
       "emulated PM (a DRAM mapping, clwb, and a busy-wait per flushed line for write latency).\n\n")
@@ -164,7 +195,7 @@ def main():
     w("## Figure 5.1: insertion time at DRAM latency\n\n")
     w(f"![insert]({rel}/insert.png)\n\n")
     w(table(["engine"] + [f"{d} ns/insert" for d in seed.DISTS],
-            [[e] + [fmt(index.get(e, d, "insert_ns")) for d in seed.DISTS] for e in engines]))
+            [[e] + [index.cell(e, d, "insert_ns") for d in seed.DISTS] for e in engines]))
     insert_ok = all(index.get(r, d, "insert_ns") < index.get(b, d, "insert_ns")
                     for r in seed.RADIX for b in ("nvtree", "wbtree") for d in seed.DISTS)
     w(f"\nSeed ordering \"radix engines insert faster than NV-Tree and wB+-Tree\" (every radix "
@@ -193,7 +224,7 @@ def main():
         if ours is not None and abs(ours + 1 - ref) > 0.25 * ref:
             w(f" {e} {d} is {(ours + 1 - ref) / ref * 100:+.0f}%: {why}")
     w(" LLC misses per insert: "
-      f"{index.rows[next(iter(index.rows))]['llc_per_insert']} on this machine (the virtual "
+      f"{index.first('llc_per_insert')} on this machine (the virtual "
       f"machine exposes no hardware cache counters to perf_event_open); the seed's are "
       f"{', '.join(f'{e} {v}' for e, v in seed.LLC_PER_INSERT.items())}.\n\n")
 
@@ -211,9 +242,11 @@ def main():
     plt.close(fig)
     latencies = sorted({k[2] for k in index.rows})
     w("## Figure 5.2: insertion time as PM write latency grows\n\n")
+    w(f"{index.sweep_reps} run(s) per point above 0 ns (inserts only); the 0 ns column is the "
+      f"Dense insert time of Figure 5.1.\n\n")
     w(f"![write latency]({rel}/write_latency.png)\n\n")
     w(table(["engine"] + [f"{l} ns" for l in latencies],
-            [[e] + [fmt(dict(index.sweep(e)).get(l)) for l in latencies] for e in engines]))
+            [[e] + [index.cell(e, "Dense", "insert_ns", l) for l in latencies] for e in engines]))
     slopes = {e: (dict(index.sweep(e)).get(latencies[-1], 0) - dict(index.sweep(e)).get(0, 0))
               for e in persistent}
     btree_more = min(slopes[b] for b in ("wbtree",)) > max(slopes[r] for r in seed.RADIX)
@@ -227,7 +260,7 @@ def main():
     w("## Figure 5.3: search time at DRAM latency\n\n")
     w(f"![search]({rel}/search.png)\n\n")
     w(table(["engine"] + [f"{d} ns/search" for d in seed.DISTS],
-            [[e] + [fmt(index.get(e, d, "search_ns")) for d in seed.DISTS] for e in engines]))
+            [[e] + [index.cell(e, d, "search_ns") for d in seed.DISTS] for e in engines]))
     radix_first = all(index.get(r, d, "search_ns") < index.get(b, d, "search_ns")
                       for r in seed.RADIX for b in seed.BTREES for d in seed.DISTS)
     cow_best = all(index.get("artcow", d, "search_ns") <= min(index.get(e, d, "search_ns")
@@ -262,7 +295,7 @@ def main():
     w(f"![range]({rel}/range.png)\n\n")
     rows = []
     for e in engines:
-        rows.append([e] + [fmt(index.get(e, d, c)) for d in seed.DISTS
+        rows.append([e] + [index.cell(e, d, c) for d in seed.DISTS
                            for c in ("range_0.001pct_ns", "range_0.01pct_ns")])
     w(table(["engine"] + [f"{d} {p}" for d in seed.DISTS for p in ("0.001%", "0.01%")], rows))
     ratios = []
@@ -313,22 +346,35 @@ def main():
       f"request in flight each, 2 client threads; every server fresh (`-t 2 "
       f"-m {machine.get('server_memory_mb', '?')}`, a new pool in "
       f"{machine.get('pool_dir', '?')}), "
-      f"memcached first in each of {reps} repetition(s); medians.\n\n")
+      f"memcached first in each of {reps} repetition(s); medians. CPU pinning: "
+      f"{machine.get('mc_load_pinning', 'none')}.\n\n")
     w(f"![server]({rel}/server.png)\n\n")
     rows = []
     bar_ok = True
     m_set, m_get = median_of("memcached", "SET", "ops_per_s"), median_of("memcached", "GET",
                                                                           "ops_per_s")
+    m_cpu_set = median_of("memcached", "SET", "server_cpu_us_per_op")
+    m_cpu_get = median_of("memcached", "GET", "server_cpu_us_per_op")
     for s in servers:
         ratio_set = median_of(s, "SET", "ops_per_s") / m_set
         ratio_get = median_of(s, "GET", "ops_per_s") / m_get
         if s not in ("memcached", "dram"):
             bar_ok &= ratio_set >= 0.9 and ratio_get >= 0.9
+        cpu_set = median_of(s, "SET", "server_cpu_us_per_op")
+        cpu_get = median_of(s, "GET", "server_cpu_us_per_op")
         rows.append([s] + [fmt(median_of(s, p, c), 0) for p in ("SET", "GET")
                            for c in ("ops_per_s", "p50_us", "p99_us")] +
-                    [f"{ratio_set:.2f} / {ratio_get:.2f}"])
+                    [f"{ratio_set:.2f} / {ratio_get:.2f}",
+                     f"{fmt(cpu_set, 2)} / {fmt(cpu_get, 2)}",
+                     f"{ratio(cpu_set, m_cpu_set)} / {ratio(cpu_get, m_cpu_get)}"])
     w(table(["server", "SET ops/s", "SET p50 µs", "SET p99 µs", "GET ops/s", "GET p50 µs",
-             "GET p99 µs", "ratio to memcached (SET / GET)"], rows))
+             "GET p99 µs", "ops/s ratio to memcached (SET / GET)",
+             "server CPU µs per request (SET / GET)", "CPU ratio to memcached (SET / GET)"],
+            rows))
+    w("\nServer CPU per request is the server process's user + system time (all threads, "
+      "from /proc) over each phase, divided by its requests. On this shared 2-core machine it "
+      "moves less from run to run than throughput does, and it says what a request costs the "
+      "server whatever the scheduler did.\n")
     radix_set = min(median_of(r, "SET", "ops_per_s") for r in seed.RADIX)
     btree_set = max(median_of(b, "SET", "ops_per_s") for b in ("fptree", "wbtree"))
     w(f"\nThe seed's radix engines beat wB+-Tree and FPTree on SET by about 50% (its server "
@@ -348,7 +394,8 @@ def main():
     dram = index.get("dram", "Sparse", "search_ns")
     woart_ok = woart is not None and dram is not None and woart <= dram
     w(f"\n## Our own bar\n\n- woart search at {index.n:,} Sparse keys ≤ the dram B-tree's: "
-      f"{fmt(woart)} vs {fmt(dram)} ns — {yes(woart_ok)}"
+      f"{index.cell('woart', 'Sparse', 'search_ns')} vs {index.cell('dram', 'Sparse', 'search_ns')}"
+      f" ns (medians) — {yes(woart_ok)}"
       f"{'' if index.n >= 16_000_000 else ' (the bar is set at 16M keys; this run has fewer)'}.\n"
       f"- every persistent engine ≥ 0.9× memcached on SET and GET: {yes(bar_ok)}.\n")
 
