@@ -24,19 +24,12 @@ namespace {
 constexpr std::size_t kPoolBytes = 64u << 20;
 const std::string kEngine = "fptree";
 
-std::vector<std::string> shuffled_keys(std::size_t n, std::uint64_t seed) {
-  std::vector<std::string> keys;
-  for (std::uint64_t i = 1; i <= n; ++i) keys.push_back(be64(i * 0x9E3779B9ull));
-  std::shuffle(keys.begin(), keys.end(), std::mt19937_64(seed));
-  return keys;
-}
-
 TEST(FpTreeTest, AFullLeafSplitsInTwoAndEveryKeyStaysReachable) {
   Harness h(kEngine, kPoolBytes);
   Model model;
   const std::vector<std::string> keys = shuffled_keys(fptree::kLeafSlots + 1, 3);
-  for (std::size_t i = 0; i < fptree::kLeafSlots; ++i) ASSERT_EQ(h.put(keys[i], model),
-                                                                 UpsertStatus::kInserted);
+  for (std::size_t i = 0; i < fptree::kLeafSlots; ++i)
+    ASSERT_EQ(h.put(keys[i], model), UpsertStatus::kInserted);
   EXPECT_EQ(stat_number(h.engine(), "nodes_leaf"), 1u);
   EXPECT_EQ(stat_number(h.engine(), "leaf_splits"), 0u);
   ASSERT_EQ(h.put(keys.back(), model), UpsertStatus::kInserted);
@@ -49,8 +42,8 @@ TEST(FpTreeTest, AFullLeafSplitsInTwoAndEveryKeyStaysReachable) {
 TEST(FpTreeTest, InnerLevelsGrowWithTheLeavesAndGiveTheLeafDepth) {
   Harness h(kEngine, kPoolBytes);
   Model model;
-  for (const std::string& k : shuffled_keys(30000, 4)) ASSERT_EQ(h.put(k, model),
-                                                                 UpsertStatus::kInserted);
+  for (const std::string& k : shuffled_keys(30000, 4))
+    ASSERT_EQ(h.put(k, model), UpsertStatus::kInserted);
   const std::uint64_t leaves = stat_number(h.engine(), "nodes_leaf");
   const std::uint64_t levels = stat_number(h.engine(), "inner_levels");
   // Random inserts leave leaves between half and entirely full.
@@ -66,30 +59,26 @@ TEST(FpTreeTest, InnerLevelsGrowWithTheLeavesAndGiveTheLeafDepth) {
 // almost none for a miss.
 TEST(FpTreeTest, FingerprintsAreComparedBeforeAnyKey) {
   std::vector<std::string> keys = shuffled_keys(fptree::kLeafSlots, 5);
-  std::size_t compared = 0;
-  EngineContext context;
-  context.key_of = [&](ItemRef ref) -> std::string_view {
-    ++compared;
-    return keys[ref / 16 - 1];
-  };
-  auto engine = find_engine(kEngine)->create(context);
+  CountingEngine c(kEngine, keys);
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_EQ(engine->upsert(keys[i], 16 * (i + 1)).status, UpsertStatus::kInserted);
+    ASSERT_EQ(c.engine().upsert(keys[i], CountingEngine::ref(i)).status, UpsertStatus::kInserted);
   }
-  compared = 0;
-  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(engine->lookup(keys[i]), 16 * (i + 1));
+  c.reset();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(c.engine().lookup(keys[i]), CountingEngine::ref(i));
+  }
   // 48 hits; each other entry matches a fingerprint with probability 1/256.
-  EXPECT_LE(compared, keys.size() + 30);
-  compared = 0;
-  for (std::uint64_t i = 0; i < 200; ++i) ASSERT_EQ(engine->lookup(be64(i)), kNoItem);
-  EXPECT_LE(compared, 200u * 48u / 256u * 2u + 10u);
+  EXPECT_LE(c.reads(), keys.size() + 30);
+  c.reset();
+  for (std::uint64_t i = 0; i < 200; ++i) ASSERT_EQ(c.engine().lookup(be64(i)), kNoItem);
+  EXPECT_LE(c.reads(), 200u * 48u / 256u * 2u + 10u);
 }
 
 TEST(FpTreeTest, EmptiedLeavesAreUnlinkedAndFreed) {
   Harness h(kEngine, kPoolBytes);
   Model model;
-  for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(h.put(be64(i), model),
-                                                     UpsertStatus::kInserted);
+  for (std::uint64_t i = 0; i < 1000; ++i)
+    ASSERT_EQ(h.put(be64(i), model), UpsertStatus::kInserted);
   const std::uint64_t leaves = stat_number(h.engine(), "nodes_leaf");
   ASSERT_GT(leaves, 20u);
   // Ascending inserts split off the top half each time: delete the first 400 keys, which
@@ -111,8 +100,8 @@ TEST(FpTreeTest, ARestartRebuildsTheInnerNodesFromTheLeafChain) {
   std::uint64_t leaves = 0;
   {
     Harness h(kEngine, kCrashRegionBytes, &sim);
-    for (const std::string& k : shuffled_keys(8000, 6)) ASSERT_EQ(h.put(k, model),
-                                                                  UpsertStatus::kInserted);
+    for (const std::string& k : shuffled_keys(8000, 6))
+      ASSERT_EQ(h.put(k, model), UpsertStatus::kInserted);
     leaves = stat_number(h.engine(), "nodes_leaf");
   }
   Harness restarted(kEngine, sim.image());

@@ -1,7 +1,9 @@
 // Harness for the persistent index engine tests. See index_harness.h.
 #include "tests/index/index_harness.h"
 
+#include <algorithm>
 #include <cstring>
+#include <random>
 #include <set>
 #include <utility>
 
@@ -38,6 +40,23 @@ std::string be64(std::uint64_t v) {
   return s;
 }
 
+std::vector<std::string> shuffled_keys(std::size_t n, std::uint64_t seed) {
+  std::vector<std::string> keys;
+  for (std::uint64_t i = 1; i <= n; ++i) keys.push_back(be64(i * 0x9E3779B9ull));
+  std::shuffle(keys.begin(), keys.end(), std::mt19937_64(seed));
+  return keys;
+}
+
+CountingEngine::CountingEngine(const std::string& engine, std::vector<std::string> keys)
+    : keys_(std::move(keys)) {
+  EngineContext context;
+  context.key_of = [this](ItemRef ref) -> std::string_view {
+    ++reads_;
+    return keys_[(ref / 16 - 1) % keys_.size()];
+  };
+  engine_ = find_engine(engine)->create(context);
+}
+
 Harness::Harness(std::string engine, std::size_t bytes, pm::CrashSimulator* simulator)
     : name_(std::move(engine)), inspect_(inspector_for(name_)) {
   pool_ = pm::Pool::open_region(pm::PmRegion::in_memory(bytes, simulator), name_);
@@ -45,8 +64,7 @@ Harness::Harness(std::string engine, std::size_t bytes, pm::CrashSimulator* simu
   create_engine();
 }
 
-Harness::Harness(std::string engine, const std::vector<char>& image,
-                 pm::CrashSimulator* simulator)
+Harness::Harness(std::string engine, const std::vector<char>& image, pm::CrashSimulator* simulator)
     : name_(std::move(engine)), inspect_(inspector_for(name_)) {
   pool_ = pm::Pool::open_region(pm::PmRegion::from_image(image, simulator), name_);
   allocator_ = std::make_unique<pm::Allocator>(region(), pool_->heap_begin(), pool_->heap_end());

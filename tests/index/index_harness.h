@@ -91,4 +91,24 @@ class Harness {
 // 8-byte big-endian encoding of `v` (integer order = key order).
 [[nodiscard]] std::string be64(std::uint64_t v);
 
+// `n` distinct 8-byte keys spread over the key space, in an order shuffled by `seed`.
+[[nodiscard]] std::vector<std::string> shuffled_keys(std::size_t n, std::uint64_t seed);
+
+// An engine whose "items" are the indexes of `keys` (no pool of items): ref(i) and ref(i + n)
+// (n keys) both hold keys[i]. Every key read goes through key_of and is counted, so a test can
+// check how many keys a search compares (fingerprints, key tags).
+class CountingEngine {
+ public:
+  CountingEngine(const std::string& engine, std::vector<std::string> keys);
+  [[nodiscard]] static ItemRef ref(std::size_t i) { return 16 * (i + 1); }
+  [[nodiscard]] IndexEngine& engine() { return *engine_; }
+  [[nodiscard]] std::size_t reads() const { return reads_; }
+  void reset() { reads_ = 0; }
+
+ private:
+  std::vector<std::string> keys_;
+  std::size_t reads_ = 0;
+  std::unique_ptr<IndexEngine> engine_;
+};
+
 }  // namespace pmcached::engine::testing

@@ -257,23 +257,19 @@ TEST_F(NvTreeTest, StartUpRebuildsTheInnerArrayFromTheLeavesWithoutWriting) {
 TEST(NvTreeTagTest, ALookupReadsAKeyOnlyWhereTheTagMatches) {
   std::vector<std::string> keys;
   for (std::uint64_t i = 0; i < 50; ++i) keys.push_back(be64(i * 7919));  // one leaf
-  std::size_t reads = 0;
-  EngineContext context;
-  context.key_of = [&](ItemRef ref) -> std::string_view {
-    ++reads;
-    return keys[ref / 16 - 1];
-  };
-  auto engine = find_engine("nvtree")->create(context);
+  engine::testing::CountingEngine c("nvtree", keys);
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_EQ(engine->upsert(keys[i], 16 * (i + 1)).status, UpsertStatus::kInserted);
+    ASSERT_EQ(c.engine().upsert(keys[i], c.ref(i)).status, UpsertStatus::kInserted);
   }
-  reads = 0;
-  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(engine->lookup(keys[i]), 16 * (i + 1));
+  c.reset();
+  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(c.engine().lookup(keys[i]), c.ref(i));
   // 50 hits; another entry's 15-bit tag matches with probability 1/32768.
-  EXPECT_LE(reads, keys.size() + 2);
-  reads = 0;
-  for (std::uint64_t i = 0; i < 500; ++i) ASSERT_EQ(engine->lookup(be64(i * 7919 + 1)), kNoItem);
-  EXPECT_LE(reads, 5u);  // 500 misses x 50 entries / 32768 expected: under one
+  EXPECT_LE(c.reads(), keys.size() + 2);
+  c.reset();
+  for (std::uint64_t i = 0; i < 500; ++i) {
+    ASSERT_EQ(c.engine().lookup(be64(i * 7919 + 1)), kNoItem);
+  }
+  EXPECT_LE(c.reads(), 5u);  // 500 misses x 50 entries / 32768 expected: under one
 }
 
 // A tag that does not match its key is what an item damaged in its key bytes looks like: the

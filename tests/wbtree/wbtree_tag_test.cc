@@ -31,39 +31,11 @@ namespace pmcached::engine::wbtree::testing {
 namespace {
 
 using ::pmcached::engine::testing::be64;
+using ::pmcached::engine::testing::CountingEngine;
 using ::pmcached::engine::testing::kCrashRegionBytes;
 using ::pmcached::engine::testing::Model;
+using ::pmcached::engine::testing::shuffled_keys;
 using ::pmcached::engine::testing::stat_number;
-
-// An engine on a private pool whose "items" are the indexes of `keys`: ref(i) and ref(i + n) (n
-// keys) both hold keys[i]. Every key read goes through key_of and is counted.
-class CountingEngine {
- public:
-  explicit CountingEngine(std::vector<std::string> keys) : keys_(std::move(keys)) {
-    EngineContext context;
-    context.key_of = [this](ItemRef ref) -> std::string_view {
-      ++reads_;
-      return keys_[(ref / 16 - 1) % keys_.size()];
-    };
-    engine_ = find_engine(kEngine)->create(context);
-  }
-  [[nodiscard]] static ItemRef ref(std::size_t i) { return 16 * (i + 1); }
-  [[nodiscard]] IndexEngine& engine() { return *engine_; }
-  [[nodiscard]] std::size_t reads() const { return reads_; }
-  void reset() { reads_ = 0; }
-
- private:
-  std::vector<std::string> keys_;
-  std::size_t reads_ = 0;
-  std::unique_ptr<IndexEngine> engine_;
-};
-
-std::vector<std::string> shuffled_keys(std::size_t n, std::uint64_t seed) {
-  std::vector<std::string> keys;
-  for (std::uint64_t i = 1; i <= n; ++i) keys.push_back(be64(i * 0x9E3779B9ull));
-  std::shuffle(keys.begin(), keys.end(), std::mt19937_64(seed));
-  return keys;
-}
 
 // 5000 keys (leaves of 26..52 entries under inner nodes): a binary search would read ~5-6 keys
 // per lookup; with tags a hit reads its own key plus a false match with probability < 52/2^15.
@@ -71,7 +43,7 @@ TEST(WbTreeTags, ExactMatchReadsAboutOneKeyPerHitAndAlmostNonePerMiss) {
   constexpr std::size_t kKeys = 5000;
   std::vector<std::string> keys = shuffled_keys(kKeys, 21);
   for (std::uint64_t i = 0; i < 2000; ++i) keys.push_back(be64(i * 0x9E3779B9ull + 1));  // misses
-  CountingEngine c(keys);
+  CountingEngine c(kEngine, keys);
   for (std::size_t i = 0; i < kKeys; ++i) {
     ASSERT_EQ(c.engine().upsert(keys[i], CountingEngine::ref(i)).status, UpsertStatus::kInserted);
   }
@@ -119,7 +91,7 @@ TEST(WbTreeTags, KeysWithEqualTagsAreToldApartByTheirKeys) {
   for (std::size_t i = 0; i < keys.size(); i += 2) {
     ASSERT_EQ(btree::key_tag(keys[i]), btree::key_tag(keys[i + 1]));
   }
-  CountingEngine c(keys);
+  CountingEngine c(kEngine, keys);
   IndexEngine& e = c.engine();
   for (std::size_t i = 0; i < keys.size(); ++i) {
     ASSERT_EQ(e.upsert(keys[i], CountingEngine::ref(i)).status, UpsertStatus::kInserted);
