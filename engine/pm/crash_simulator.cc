@@ -38,22 +38,28 @@ void CrashSimulator::on_flush(std::size_t offset, std::size_t len) {
 }
 
 void CrashSimulator::on_fence() {
+  ++points_;
+  const bool crash_here = points_ == crash_point_;
+  // The adversarial crash falls before this fence has drained what it orders.
+  if (crash_here && adversarial_) crash_image_ = adversarial_snapshot();
   for (const auto& [line, content] : pending_) {
     std::memcpy(image_.data() + line, content.data(), content.size());
   }
   pending_.clear();
-  ++points_;
-  if (points_ != crash_point_) return;
-  crash_image_ = image_;
-  if (!adversarial_) return;
-  // A cache eviction may have written back any dirty line early: take each with p = 1/2.
+  if (crash_here && !adversarial_) crash_image_ = image_;
+}
+
+std::vector<char> CrashSimulator::adversarial_snapshot() const {
+  // Any line written since the last fence — flushed or merely dirty — may have reached PM:
+  // take each with p = 1/2.
   std::uint64_t state = seed_;
-  std::vector<char>& snapshot = *crash_image_;
+  std::vector<char> snapshot = image_;
   for (std::size_t line = 0; line < image_.size(); line += kCacheLine) {
     const std::size_t n = std::min(kCacheLine, image_.size() - line);
     if (std::memcmp(working_ + line, image_.data() + line, n) == 0) continue;
     if ((next_random(state) & 1) != 0) std::memcpy(snapshot.data() + line, working_ + line, n);
   }
+  return snapshot;
 }
 
 void CrashSimulator::crash_at(std::uint64_t point, bool adversarial, std::uint64_t seed) {

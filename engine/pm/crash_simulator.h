@@ -4,9 +4,14 @@
 // persistent state: a flushed line is captured (its content at flush time) and enters the
 // image at the next fence; the k-th fence is persistence point k. crash_at(k) makes the
 // simulator snapshot the image right after point k; restarting from that snapshot
-// (PmRegion::from_image) is a crash at point k. In adversarial mode the snapshot also takes
-// a random subset of the lines that were written but never flushed (a cache eviction can
-// persist any store early): code that relies on a store NOT reaching PM is caught too.
+// (PmRegion::from_image) is a crash at point k.
+//
+// In adversarial mode the crash happens WHILE fence k drains instead: the snapshot is the image
+// of point k-1 plus a random subset of every line that differs from it — lines flushed since
+// (their write-backs may or may not have completed) and lines written but never flushed (a cache
+// eviction can persist any store early). Nothing orders those lines among themselves, so code
+// that publishes a store before a fence has ordered what it points to is caught, and so is code
+// that relies on a store NOT reaching PM. The operation that issued fence k is the one in flight.
 //
 // Thread safety: single-threaded (crash tests run one workload thread).
 #pragma once
@@ -29,9 +34,18 @@ class CrashSimulator {
   void on_flush(std::size_t offset, std::size_t len);
   void on_fence();
 
-  // Snapshot right after persistence point `point` (1-based). `adversarial` adds each dirty,
-  // unflushed line to the snapshot with probability 1/2, drawn from `seed`.
+  // Snapshot right after persistence point `point` (1-based) or, `adversarial`, while it drains:
+  // the image before it plus each line that differs from that image with probability 1/2,
+  // drawn from `seed`.
   void crash_at(std::uint64_t point, bool adversarial = false, std::uint64_t seed = 1);
+
+  // The last persistence point the crash image is sure to hold: the crash point, or the one
+  // before it for an adversarial crash (which falls while the crash point's fence drains).
+  // An operation that ended at or before it is done; one that began before the crash point and
+  // ended at or after it was in flight.
+  [[nodiscard]] std::uint64_t durable_point() const noexcept {
+    return adversarial_ ? crash_point_ - 1 : crash_point_;
+  }
 
   // Persistence points so far: every fence is one, even one with nothing pending.
   [[nodiscard]] std::uint64_t persistence_points() const noexcept { return points_; }
@@ -44,6 +58,8 @@ class CrashSimulator {
   [[nodiscard]] const std::vector<char>& image() const noexcept { return image_; }
 
  private:
+  [[nodiscard]] std::vector<char> adversarial_snapshot() const;
+
   const char* working_ = nullptr;
   std::vector<char> image_;
   std::unordered_map<std::size_t, std::vector<char>> pending_;  // line offset -> content

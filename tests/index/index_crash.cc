@@ -59,7 +59,7 @@ std::string crash_and_check(const std::string& engine, const std::vector<Op>& op
   const Trace t = run_ops(h, sim, ops);
   if (!sim.crash_image()) return "crash point not reached";
   std::size_t done = 0;
-  while (done < ops.size() && t.end[done] <= k) ++done;
+  while (done < ops.size() && t.end[done] <= sim.durable_point()) ++done;
   const Model before = model_after(ops, t, done);
   const bool in_flight = done < ops.size() && t.begin[done] < k;
   const Model after = in_flight ? model_after(ops, t, done + 1) : before;

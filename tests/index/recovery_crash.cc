@@ -63,7 +63,7 @@ RecoveryCrashResult crash_recovery_everywhere(const std::string& engine,
   }
   const std::vector<char>& image = *sim.crash_image();
   std::size_t done = 0;
-  while (done < ops.size() && t.end[done] <= k) ++done;
+  while (done < ops.size() && t.end[done] <= sim.durable_point()) ++done;
   const Model before = model_after(ops, t, done);
   const Model after = done < ops.size() && t.begin[done] < k ? model_after(ops, t, done + 1)
                                                              : before;

@@ -124,6 +124,47 @@ TEST(CrashSimulator, AdversarialIncludesSomeDirtyLinesDeterministically) {
   EXPECT_NE(a, adversarial_image(8));
 }
 
+// Flushes 64 lines, then crashes adversarially at the fence that orders them: the crash falls
+// while that fence drains, so each line may or may not have reached PM.
+TEST(CrashSimulator, AdversarialCrashMayLoseLinesItsFenceWasOrdering) {
+  CrashSimulator sim(kSize);
+  auto region = PmRegion::in_memory(kSize, &sim);
+  *region->at<std::uint64_t>(0) = 99;
+  region->persist(region->at<std::uint64_t>(0), 8);  // point 1: durable before the crash
+  sim.crash_at(2, true, 5);
+  for (std::size_t i = 1; i <= 64; ++i) {
+    *region->at<std::uint64_t>(i * 64) = i;
+    region->flush(region->at<std::uint64_t>(i * 64), 8);
+  }
+  region->fence();
+  ASSERT_TRUE(sim.crash_image().has_value());
+  const std::vector<char>& image = *sim.crash_image();
+  EXPECT_EQ(image_u64(image, 0), 99u);
+  std::size_t present = 0;
+  for (std::size_t i = 1; i <= 64; ++i) present += image_u64(image, i * 64) == i;
+  EXPECT_GT(present, 0u);
+  EXPECT_LT(present, 64u);
+  // After the crash point the simulator goes on: the fence did drain them.
+  EXPECT_EQ(image_u64(sim.image(), 64 * 64), 64u);
+}
+
+// A reference published before a fence has ordered its target: some adversarial crash of the
+// publishing fence persists the reference without the target.
+TEST(CrashSimulator, AdversarialCrashCatchesPublishingBeforeTheTargetIsFenced) {
+  bool caught = false;
+  for (std::uint64_t seed = 1; seed <= 16 && !caught; ++seed) {
+    CrashSimulator sim(kSize);
+    auto region = PmRegion::in_memory(kSize, &sim);
+    sim.crash_at(1, true, seed);
+    *region->at<std::uint64_t>(1024) = 7;                   // the target
+    region->flush(region->at<std::uint64_t>(1024), 8);      // flushed, not fenced
+    region->store_u64_persist(region->at<std::uint64_t>(0), 1024);  // the reference
+    const std::vector<char>& image = *sim.crash_image();
+    caught = image_u64(image, 0) == 1024 && image_u64(image, 1024) != 7;
+  }
+  EXPECT_TRUE(caught);
+}
+
 TEST(CrashSimulator, FromImageStartsPersistedAsTheImage) {
   std::vector<char> image(kSize, 0);
   image[100] = 'z';
