@@ -17,7 +17,8 @@
 // Thread safety: a record is immutable once published, except its access metadata (bits,
 // last_access, and exptime on touch), which is changed only while holding the stripe lock of its
 // key. Every reader holds that lock too, so plain fields suffice.
-// Durability (persistent heaps): a record is sealed and persisted before it is published; a
+// Durability (persistent heaps): a record is sealed and durable before the reference that
+// publishes it can be (written back with the index's first fence, pm_region.h); a
 // touch persists the 8-byte exptime in place; bits and last_access are hints, never flushed.
 #pragma once
 

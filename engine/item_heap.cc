@@ -46,6 +46,7 @@ class DramHeap final : public ItemHeap {
     return reinterpret_cast<ItemHeader*>(ref);
   }
   void persist(const void*, std::size_t) noexcept override {}
+  void flush_before_publish(const void*, std::size_t) noexcept override {}
   bool plausible(ItemRef ref) const noexcept override { return ref != kNoItem; }
 };
 
@@ -69,6 +70,10 @@ class PmHeap final : public ItemHeap {
   void persist(const void* addr, std::size_t len) noexcept override {
     pool_.region().persist(addr, len);
   }
+  void flush_before_publish(const void* addr, std::size_t len) noexcept override {
+    pool_.region().flush_before_publish(addr, len);
+  }
+  void finish_publish() noexcept override { pool_.region().fence_deferred(); }
   pm::Pool* pool() const noexcept override { return &pool_; }
   std::vector<std::pair<ItemRef, ItemRef>> evacuation_ranges(std::size_t record_size,
                                                              std::size_t count) const override {

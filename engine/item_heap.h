@@ -1,8 +1,9 @@
 // ItemHeap: where the store's item records live — ordinary memory, or a persistent pool.
 //
 // The store builds a record (ItemHeader + key + value, engine/item.h) in a block from the heap,
-// seals it (checksum) and makes it durable with persist() BEFORE the index publishes its
-// reference; a record is freed only after the index no longer refers to it. An ItemRef is
+// seals it (checksum) and flushes it with flush_before_publish(); the index's publishing store
+// makes it durable BEFORE the reference can be (pm_region.h, "Publishing order"). A record is
+// freed only after the index no longer refers to it. An ItemRef is
 // whatever the heap says: a pointer for DRAM, a pool offset for PM (stable across restarts).
 //
 // Thread safety: allocate/free are thread-safe; a record is accessed under its key's stripe
@@ -52,6 +53,13 @@ class ItemHeap {
 
   // Makes [addr, addr+len) durable (flush + fence); a no-op for DRAM.
   virtual void persist(const void* addr, std::size_t len) noexcept = 0;
+  // Hands over a record the index is about to publish: it is flushed and fenced with the
+  // index's first fence, or before its publishing store (pm_region.h, "Publishing order").
+  // A no-op for DRAM.
+  virtual void flush_before_publish(const void* addr, std::size_t len) noexcept = 0;
+  // After the index's upsert, whatever it did: makes the record durable if the index has not
+  // (it published without any fence, or failed), so no reply precedes it.
+  virtual void finish_publish() noexcept {}
 
   // The pool behind a persistent heap (superblock: cas high-water mark, flush_all state);
   // nullptr for DRAM.

@@ -76,11 +76,12 @@ void Store::Impl::unlink(std::string_view key, ItemHeader* item, Stripe& stripe)
 
 bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe,
                           bool old_known) noexcept {
-  // Durability order: the whole record reaches persistence before the index publishes it.
+  // Durability order: the whole record reaches persistence before the index's reference to it
+  // can. It is written back with the index's first fence (ItemHeap::flush_before_publish).
   seal_item(*fresh);
   if (!options.unsafe_skip_record_persist_for_tests) {
     pm::OpScope scope(pm::OpKind::kItem);
-    heap.persist(fresh, fresh->record_size());
+    heap.flush_before_publish(fresh, fresh->record_size());
   }
   UpsertResult result = engine->upsert(fresh->key(), heap.ref_of(fresh));
   // Index nodes need blocks of their own size classes; a heap full of item chunks has none.
@@ -89,6 +90,7 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
        ++round) {
     result = engine->upsert(fresh->key(), heap.ref_of(fresh));
   }
+  heap.finish_publish();
   if (result.status == UpsertStatus::kOutOfMemory) {
     release(reserved);
     heap.free(fresh);

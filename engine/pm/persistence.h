@@ -42,6 +42,9 @@ FlushInstruction configure(const PersistConfig& config);
 
 // Flushes every cache line of [addr, addr+len) (no fence).
 void flush_lines(const void* addr, std::size_t len) noexcept;
+// The same, counted under `kind` whatever the current operation is (a deferred item flush
+// issued inside an index operation is still the item's).
+void flush_lines(const void* addr, std::size_t len, OpKind kind) noexcept;
 // Orders the flushes before it (sfence).
 void fence() noexcept;
 

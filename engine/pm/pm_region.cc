@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "engine/pm/crash_simulator.h"
 #include "engine/pm/persistence.h"
@@ -17,6 +18,14 @@
 
 namespace pmcached::pm {
 namespace {
+
+// The record this thread handed to flush_before_publish() and has not flushed yet.
+struct DeferredRecord {
+  PmRegion* region = nullptr;
+  const void* addr = nullptr;
+  std::size_t len = 0;
+};
+thread_local DeferredRecord t_deferred;
 
 [[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
   throw PoolError(what + " " + path + ": " + std::strerror(error));
@@ -37,6 +46,7 @@ PmRegion::PmRegion(char* base, std::size_t size, bool is_pmem, bool mapped_file,
     : base_(base), size_(size), is_pmem_(is_pmem), mapped_file_(mapped_file), simulator_(sim) {}
 
 PmRegion::~PmRegion() {
+  if (t_deferred.region == this) t_deferred = {};  // a record in this region cannot outlive it
   if (mapped_file_) pmem_unmap(base_, size_);
 }
 
@@ -93,14 +103,38 @@ void PmRegion::flush(const void* addr, std::size_t len) noexcept {
   flush_lines(addr, len);
 }
 
+void PmRegion::flush_before_publish(const void* addr, std::size_t len) noexcept {
+  flush_deferred();
+  t_deferred = {this, addr, len};
+}
+
+void PmRegion::flush_deferred() noexcept {
+  const DeferredRecord d = std::exchange(t_deferred, DeferredRecord{});
+  if (d.region == nullptr) return;
+  if (d.region->simulator_ != nullptr) {
+    d.region->simulator_->on_flush(d.region->offset_of(d.addr), d.len);
+  }
+  flush_lines(d.addr, d.len, OpKind::kItem);
+}
+
 void PmRegion::fence() noexcept {
+  flush_deferred();
   if (simulator_ != nullptr) simulator_->on_fence();
   pm::fence();
 }
 
+void PmRegion::fence_deferred() noexcept {
+  if (t_deferred.region != nullptr) fence();
+}
+
 void PmRegion::store_u64_persist(std::uint64_t* field, std::uint64_t value) noexcept {
-  std::atomic_ref<std::uint64_t>(*field).store(value, std::memory_order_release);
+  if (!unsafe_skip_publish_order_for_tests) fence_deferred();
+  store_u64(field, value);
   persist(field, sizeof(*field));
+}
+
+void PmRegion::store_u64(std::uint64_t* field, std::uint64_t value) noexcept {
+  std::atomic_ref<std::uint64_t>(*field).store(value, std::memory_order_release);
 }
 
 void PmRegion::sync() noexcept {

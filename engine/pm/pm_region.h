@@ -8,6 +8,17 @@
 // Failure atomicity: an aligned 8-byte store is the unit that reaches PM whole (the
 // assumption of seed 002); store_u64_persist() is the one way code publishes such a store.
 //
+// Publishing order: what a published reference points to must be durable before the reference
+// can be. The store's item record is handed over with flush_before_publish(), which defers its
+// flush to the calling thread's next fence (or publishing store): an index that fences before it
+// publishes (a new node, a new leaf entry) writes the record back together with its own lines,
+// under one fence; one that publishes with its first store gets the record fenced first, as it
+// always did. Why defer the flush rather than only the fence: a locked instruction (the index's
+// lock) waits for this CPU's outstanding write-backs like a fence does, so a record flushed
+// before the index locks costs a wait of its own. A reference is therefore written into a
+// reachable place only by store_u64_persist() or after a fence (tests/engine/
+// store_crash_test.cc checks it for every engine under the adversarial crash simulator).
+//
 // Thread safety: flush/fence/persist may be called from any thread; callers synchronise
 // their own writes to the same bytes.
 #pragma once
@@ -53,18 +64,36 @@ class PmRegion {
   }
 
   void flush(const void* addr, std::size_t len) noexcept;
+  // Flushes a deferred record first (flush_before_publish).
   void fence() noexcept;
   void persist(const void* addr, std::size_t len) noexcept {
     flush(addr, len);
     fence();
   }
-  // The failure-atomic commit: an aligned 8-byte store, flushed and fenced.
+  // Defers the flush of a record a reference will be published to (see above). At most one
+  // per thread: an earlier one still deferred is flushed now.
+  void flush_before_publish(const void* addr, std::size_t len) noexcept;
+  // Fences a deferred record if one is still waiting (after an index that published without
+  // any fence, or published nothing).
+  void fence_deferred() noexcept;
+  // The failure-atomic commit: fences a deferred record first, then an aligned 8-byte store,
+  // flushed and fenced.
   void store_u64_persist(std::uint64_t* field, std::uint64_t value) noexcept;
+  // An aligned 8-byte store that publishes nothing (e.g. clearing a valid bit); the caller
+  // persists it.
+  void store_u64(std::uint64_t* field, std::uint64_t value) noexcept;
+
+  // TEST ONLY: store_u64_persist() skips its publishing-order fence, so a crash test can show
+  // that the crash simulator catches a reference published before its record is fenced.
+  static inline bool unsafe_skip_publish_order_for_tests = false;
 
   // Makes everything durable on a non-PM file (msync); a no-op on real PM and in DRAM.
   void sync() noexcept;
 
  private:
+  // Flushes the calling thread's deferred record, whatever region it lies in.
+  static void flush_deferred() noexcept;
+
   PmRegion(char* base, std::size_t size, bool is_pmem, bool mapped_file, CrashSimulator* sim);
 
   char* base_;

@@ -35,8 +35,10 @@ void WbTreeEngine::insert_entry(std::uint64_t node, unsigned pos, std::uint64_t 
     slot->child = child;
     region_->flush(slot, sizeof *slot);
   }
-  // 2. The slot array is about to change: invalidate it (the fence covers step 1 too).
-  region_->store_u64_persist(&h->bitmap, bitmap & ~kValidBit);
+  // 2. The slot array is about to change: invalidate it. This store publishes nothing, so its
+  //    fence also orders step 1 and the item record the entry refers to (pm_region.h).
+  region_->store_u64(&h->bitmap, bitmap & ~kValidBit);
+  region_->persist(&h->bitmap, sizeof h->bitmap);
   // 3. The new slot array.
   std::memmove(&h->order[pos + 1], &h->order[pos], h->count - pos);
   h->order[pos] = static_cast<std::uint8_t>(entry);

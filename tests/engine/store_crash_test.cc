@@ -238,6 +238,25 @@ TEST_P(StoreCrashTest, PublishingBeforePersistingIsCaught) {
   EXPECT_TRUE(caught) << "the crash simulator did not notice records published unpersisted";
 }
 
+// The record is flushed without a fence of its own; an index that publishes with its first
+// store relies on store_u64_persist() fencing it first (pm_region.h, "Publishing order").
+// Without that fence an adversarial crash persists the reference but not the record. NV-Tree
+// never relies on it: it appends its entry, fences, and only then publishes by its counter.
+TEST_P(StoreCrashTest, PublishingBeforeTheRecordIsFencedIsCaught) {
+  struct Restore {
+    ~Restore() { pm::PmRegion::unsafe_skip_publish_order_for_tests = false; }
+  } restore;
+  pm::PmRegion::unsafe_skip_publish_order_for_tests = true;
+  bool caught = false;
+  for (std::uint64_t point = 1; point < 10'000 && !caught; ++point) {
+    std::string violation;
+    if (!crash_and_check(point, /*adversarial=*/true, {}, &violation)) break;
+    caught = !violation.empty();
+  }
+  const bool relies_on_the_fence = GetParam() != "nvtree";
+  EXPECT_EQ(caught, relies_on_the_fence);
+}
+
 INSTANTIATE_TEST_SUITE_P(PersistentEngines, StoreCrashTest,
                          ::testing::ValuesIn(persistent_engines()),
                          [](const auto& param_info) { return param_info.param; });
