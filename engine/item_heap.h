@@ -1,10 +1,11 @@
 // ItemHeap: where the store's item records live — ordinary memory, or a persistent pool.
 //
 // The store builds a record (ItemHeader + key + value, engine/item.h) in a block from the heap,
-// seals it (checksum) and flushes it with flush_before_publish(); the index's publishing store
-// makes it durable BEFORE the reference can be (pm_region.h, "Publishing order"). A record is
-// freed only after the index no longer refers to it. An ItemRef is
-// whatever the heap says: a pointer for DRAM, a pool offset for PM (stable across restarts).
+// seals it (checksum) and hands it to flush_before_publish(): it is written back with the
+// index's first fence, so it is durable BEFORE the reference to it can be (pm_region.h,
+// "Publishing order"). A record is freed only after the index no longer refers to it. An
+// ItemRef is whatever the heap says: a pointer for DRAM, a pool offset for PM (stable across
+// restarts).
 //
 // Thread safety: allocate/free are thread-safe; a record is accessed under its key's stripe
 // lock (see store_impl.h).

@@ -238,8 +238,8 @@ TEST_P(StoreCrashTest, PublishingBeforePersistingIsCaught) {
   EXPECT_TRUE(caught) << "the crash simulator did not notice records published unpersisted";
 }
 
-// The record is flushed without a fence of its own; an index that publishes with its first
-// store relies on store_u64_persist() fencing it first (pm_region.h, "Publishing order").
+// The record is written back with the index's first fence; an index that publishes with its
+// first store relies on store_u64_persist() fencing it first (pm_region.h, "Publishing order").
 // Without that fence an adversarial crash persists the reference but not the record. NV-Tree
 // never relies on it: it appends its entry, fences, and only then publishes by its counter.
 TEST_P(StoreCrashTest, PublishingBeforeTheRecordIsFencedIsCaught) {
