@@ -141,6 +141,11 @@ def verdict(flag, why_not):
     return yes(flag) + ("" if flag else f". Why we differ: {why_not}")
 
 
+def sentence(text):
+    """`text` closed with a full stop, for a verdict that another sentence follows."""
+    return text if text.endswith(".") else text + "."
+
+
 WHY = {
     "insert": "a radix insert that copies a node (woart/artcow growth, most frequent on Clustered "
               "keys) can cost more than a B-tree's in-place entry write; see the table.",
@@ -335,7 +340,7 @@ def main():
     above = all(index.get(r, d, "bytes_per_key") > index.get(b, d, "bytes_per_key")
                 for r in seed.RADIX for b in seed.BTREES for d in seed.DISTS)
     w(f"\nSeed orderings: WOART ≈ ART+CoW — observed {yes(same)}; radix engines above the "
-      f"B-trees (every pair and distribution) — observed {verdict(above, WHY['space'])} Bytes "
+      f"B-trees (every pair and distribution) — observed {sentence(verdict(above, WHY['space']))} Bytes "
       f"are the index's "
       "persistent blocks; the B-trees' keys live in the items, as ours do for every engine, and "
       "fptree/nvtree also hold DRAM inner nodes (`stats engine` dram_node_bytes).\n\n")
@@ -392,7 +397,7 @@ def main():
     w(f"\nThe seed's radix engines beat wB+-Tree and FPTree on SET by about 50% (its server "
       f"flushed every index write to emulated PM over a 10 Gb network). Observed: every radix "
       f"engine's SET throughput above fptree's and wbtree's: "
-      f"{verdict(radix_set > btree_set, WHY['set'])} Our "
+      f"{sentence(verdict(radix_set > btree_set, WHY['set']))} Our "
       f"bar, every persistent engine ≥ 0.9× memcached on SET and GET in the same run: "
       f"{yes(bar_ok)}.\n\n")
     w("memcaslap mix (`scripts/bench-server.sh`, 90% GET, 16-byte keys, 100-byte values, "
