@@ -166,10 +166,12 @@ bool parse_flush_instruction(std::string_view text, FlushInstruction& out) noexc
   return false;
 }
 
-namespace {
+void flush_lines(const void* addr, std::size_t len) noexcept {
+  flush_lines(addr, len, local().kind);
+}
 
-// Flushes the lines of [addr, addr+len); returns how many.
-std::uint64_t flush_range(const void* addr, std::size_t len) noexcept {
+void flush_lines(const void* addr, std::size_t len, OpKind kind) noexcept {
+  if (len == 0) return;
   const auto first = reinterpret_cast<std::uintptr_t>(addr) & ~(kCacheLine - 1);
   const auto end = reinterpret_cast<std::uintptr_t>(addr) + len;
   const char* p = reinterpret_cast<const char*>(first);
@@ -186,26 +188,11 @@ std::uint64_t flush_range(const void* addr, std::size_t len) noexcept {
       flush_clflush(p, e, latency);
       break;
   }
-  return (end - first + kCacheLine - 1) / kCacheLine;
-}
-
-}  // namespace
-
-void flush_lines(const void* addr, std::size_t len) noexcept {
-  if (len == 0) return;
-  const std::uint64_t lines = flush_range(addr, len);
-  ThreadCounters& counters = local();
-  bump(counters.current().lines_flushed, lines);
-  counters.scope_lines += lines;
-}
-
-void flush_lines(const void* addr, std::size_t len, OpKind kind) noexcept {
-  if (len == 0) return;
-  const std::uint64_t lines = flush_range(addr, len);
+  const std::uint64_t lines = (end - first + kCacheLine - 1) / kCacheLine;
   ThreadCounters& counters = local();
   bump(counters.by_kind[static_cast<std::size_t>(kind)].lines_flushed, lines);
   // Only the current operation's own lines move with OpScope::set_kind.
-  if (counters.depth > 0 && kind == counters.kind) counters.scope_lines += lines;
+  if (kind == counters.kind) counters.scope_lines += lines;
 }
 
 void fence() noexcept {

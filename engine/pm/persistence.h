@@ -40,7 +40,7 @@ FlushInstruction configure(const PersistConfig& config);
 // Parses "clflush|clflushopt|clwb|auto"; false for anything else.
 [[nodiscard]] bool parse_flush_instruction(std::string_view text, FlushInstruction& out) noexcept;
 
-// Flushes every cache line of [addr, addr+len) (no fence).
+// Flushes every cache line of [addr, addr+len) (no fence), counted under the current operation.
 void flush_lines(const void* addr, std::size_t len) noexcept;
 // The same, counted under `kind` whatever the current operation is (a deferred item flush
 // issued inside an index operation is still the item's).
