@@ -28,11 +28,12 @@ MODES = {
                   sweep_reps=1, mc_requests=200_000, reps=3, memcaslap_reps=2,
                   memcaslap_duration=3, memory_mb=1024),
     # A minute-long run of the whole pipeline, for checking the scripts themselves.
-    "smoke": dict(n=20_000, sweep_n=20_000, range_queries=100, index_reps=1, mc_requests=5_000,
-                  reps=1, memcaslap_duration=1, memory_mb=64),
+    "smoke": dict(n=20_000, sweep_n=20_000, range_queries=100, index_reps=1, sweep_reps=1,
+                  mc_requests=5_000, reps=1, memcaslap_reps=1, memcaslap_duration=1,
+                  memory_mb=64),
     # One run per index cell: a 16M-key cell takes 1-2 minutes (the quick mode repeats its cells).
     "full": dict(n=16_000_000, sweep_n=4_000_000, range_queries=2000, index_reps=1,
-                 mc_requests=500_000, reps=5, memcaslap_reps=3, memcaslap_duration=10,
+                 sweep_reps=1, mc_requests=500_000, reps=5, memcaslap_reps=3, memcaslap_duration=10,
                  memory_mb=1024),
 }
 LATENCIES = "100,300,600"
@@ -115,7 +116,7 @@ def index_benchmark(build, results, cfg):
     if os.path.exists(path):
         os.remove(path)
     bench = os.path.join(build, "bench", "index_bench")
-    reps, sweep_reps = cfg["index_reps"], cfg.get("sweep_reps", cfg["index_reps"])
+    reps, sweep_reps = cfg["index_reps"], cfg["sweep_reps"]
     log(f"index_bench: {cfg['n']:,} keys per distribution, every engine, {reps} repetition(s)")
     subprocess.run([bench, "--n", str(cfg["n"]), "--range-queries", str(cfg["range_queries"]),
                     "--repetitions", str(reps), "--csv", path], check=True)
@@ -179,7 +180,7 @@ def memcaslap_mix(build, results, cfg, names):
     for name in names:
         out = subprocess.run(
             ["scripts/bench-server.sh", "--engine", name,
-             "--reps", str(cfg.get("memcaslap_reps", cfg["reps"])),
+             "--reps", str(cfg["memcaslap_reps"]),
              "--duration", str(cfg["memcaslap_duration"]), "--memory", str(cfg["memory_mb"]),
              "--pmcached-bin", os.path.join(build, "server", "pmcached")],
             check=True, capture_output=True, text=True,
