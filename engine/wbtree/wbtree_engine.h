@@ -1,7 +1,7 @@
 // wB+-Tree ("wbtree"): the persistent B+-tree of Chen and Jin as seed 002 §2.2 describes it (the
 // 8-byte bitmap + slot-array variant), as a persistent index engine. All nodes live in PM.
 //
-// Structure (node layout v2 in wbtree_node.h): leaves of 52 unsorted entries (item reference +
+// Structure (node layout v3 in wbtree_node.h): leaves of 52 unsorted entries (item reference +
 // 15-bit key tag in one word, engine/btree/key_tag.h), inner nodes of 54 unsorted {key block,
 // child} entries; each node's one-line header holds a bitmap of the entries in use (bit 0 = "slot
 // array valid") and the slot array order[] listing them in key order. Keys are out of line: leaves
@@ -9,21 +9,22 @@
 // heap. An exact-match leaf search (lookup, and upsert/erase of an existing key) scans the in-use
 // entries' tags and reads a key only where the tag matches; only an insert of a new key binary-
 // searches order[] (reading keys) for its position; scans walk order[]. All leaves are at one
-// depth. The btree::Meta block (magic "WBTREE02") names the root node and holds the split redo
+// depth. The btree::Meta block (magic "WBTREE03") names the root node and holds the split redo
 // log; it and the first root leaf are created with the first key. An emptied tree is the meta
 // block plus one empty root leaf.
 //
-// Durability — entry changes are failure-atomic through the bitmap (at least 4 flushes):
+// Durability — entry changes are failure-atomic through the bitmap (at least 3 flushes):
 //   insert  the entry (tagged ref, or key block + child) is written into a free entry and
-//           flushed; bit 0 cleared, flushed, one fence for both (the seed's protocol fenced
-//           each: nothing orders the two, so 3 fences, not 4); order[]/count updated,
-//           persisted; then ONE 8-byte store sets bit 0 and the entry's bit, persisted (the
-//           commit)
+//           flushed; order[]/count updated with bit 0 left set, flushed; one fence for both
+//           (and the item record); then ONE 8-byte store sets the entry's bit, persisted (the
+//           commit). Seed 002's protocol first cleared bit 0 with a fence of its own; we instead
+//           let recovery check order[] against the bitmap (wbtree_node.h): 2 fences, not 3
 //   replace one store_u64_persist of the leaf entry (the new reference with the same tag)
 //   delete  bit 0 cleared, persisted; order[]/count updated, persisted; one store clears the
 //           entry's bit and sets bit 0, persisted (the commit)
-// A crash leaves at most a node with bit 0 clear: its bitmap is the truth and recovery re-sorts
-// order[] from it. Readers only ever see nodes with bit 0 set (the engine lock).
+// A crash leaves at most a node whose slot array is not valid (bit 0 clear, or order[] not
+// listing the bitmap's entries): its bitmap is the truth and recovery re-sorts order[] from it.
+// Readers only ever see valid slot arrays (the engine lock).
 //
 // Splits (redo log in Meta.log: N, S, K, P, R; wbtree_node.h): an insert that finds its leaf full
 // descends again from the root splitting every full node on the way before entering it (a full

@@ -1,13 +1,13 @@
 // WbTreeEngine: the bitmap entry protocol of seed 002 §2.2 (wB+-Tree with the 8-byte bitmap and
 // the slot array order[]), the order[] rebuild of recovery and the truncation of a split node.
 //
-// Invariant: while bitmap bit 0 is set, order[0..count) lists exactly the entries whose bits are
-// set, in key order. Every change first clears bit 0 (persisted; an insert's new entry is
-// persisted by the same fence), then rewrites order[]/count (persisted), then sets bit 0
-// together with the new entry bits in ONE 8-byte store (persisted):
-// a crash before that store leaves bit 0 clear and the old bitmap, which recovery re-sorts into
-// the old order[]; after it, the new state. The header is one cache line, but nothing relies on
-// the line reaching PM whole: only the 8-byte bitmap word decides.
+// Invariant (wbtree_node.h): while the slot array is valid — bit 0 set and order[0..count)
+// listing exactly the entries whose bits are set — it is in key order. Every change ends with ONE
+// 8-byte bitmap store (persisted) that sets bit 0 together with the new entry bits: a crash
+// before it leaves the old bitmap, and recovery re-sorts order[] from it unless the slot array is
+// still valid for it; after it, the new state. The header is one cache line, but nothing relies on
+// the line reaching PM whole: only the 8-byte bitmap word decides, and the check of order[]
+// against it reads each order byte on its own.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -22,9 +22,7 @@ void WbTreeEngine::insert_entry(std::uint64_t node, unsigned pos, std::uint64_t 
   const std::uint64_t bitmap = h->bitmap;
   const std::uint64_t free_bits = ~bitmap & entry_mask(h->kind);
   const auto entry = static_cast<unsigned>(__builtin_ctzll(free_bits) - 1);
-  // 1. The entry, in a slot no reader and no recovery looks at (its bit is clear). Flushed here
-  //    and fenced with step 2: nothing orders the two, since recovery ignores the entry until
-  //    step 4 sets its bit, and a clear bit 0 only makes it re-sort the bitmap it finds.
+  // 1. The entry, in a slot no reader and no recovery looks at (its bit is clear).
   if (h->kind == kLeafKind) {
     std::uint64_t* slot = &leaf(node)->entries[entry];
     *slot = word;
@@ -35,16 +33,19 @@ void WbTreeEngine::insert_entry(std::uint64_t node, unsigned pos, std::uint64_t 
     slot->child = child;
     region_->flush(slot, sizeof *slot);
   }
-  // 2. The slot array is about to change: invalidate it. This store publishes nothing, so its
-  //    fence also orders step 1 and the item record the entry refers to (pm_region.h).
-  region_->store_u64(&h->bitmap, bitmap & ~kValidBit);
-  region_->persist(&h->bitmap, sizeof h->bitmap);
-  // 3. The new slot array.
+  // 2. The new slot array, bit 0 left set. Any part of it may reach PM before the commit: it
+  //    lists `entry`, whose bit is clear, at `pos`, and shifts the old order[pos..) right by one.
+  //    Under the old bitmap a mix of old and new order bytes either shows `entry` (count or the
+  //    byte at pos new), or repeats a shifted entry (a new byte after an old one), or is the old
+  //    array; so recovery finds the slot array invalid and re-sorts it, or finds the old one.
+  //    Seed 002's wB+-Tree cleared bit 0 first with a fence of its own; this saves that fence.
+  //    One fence for the entry, the slot array and the item record the entry refers to.
   std::memmove(&h->order[pos + 1], &h->order[pos], h->count - pos);
   h->order[pos] = static_cast<std::uint8_t>(entry);
   ++h->count;
-  region_->persist(h, sizeof *h);
-  // 4. The commit: the entry's bit and bit 0 in one store.
+  region_->flush(h, sizeof *h);
+  region_->fence();
+  // 3. The commit: the entry's bit (bit 0 stays set) in one store.
   region_->store_u64_persist(&h->bitmap, bitmap | kValidBit | entry_bit(entry));
 }
 

@@ -1,14 +1,15 @@
 // WbTreeEngine::recover: validation, split-log replay and repair after a crash (or on any start).
 //
-// Order: (1) a committed split log (log[0] != 0) is replayed: the blocks it names are validated,
-// N, S and P get a valid order[] (re-sorted from the bitmap if bit 0 is clear), the link is done
-// unless it is there (root split: meta.root = R; else (K, S) is inserted into P after N unless P
-// already has child S), N is truncated to the keys < K (by key comparison, so a truncation done
-// already is a no-op), and the log is cleared; a log with only stale log[1..] words is cleared.
+// Order: (1) a committed split log (log[0] != 0) is replayed: the blocks it names are validated, N,
+// S and P get a valid order[] (re-sorted from the bitmap unless it is valid, wbtree_node.h), the
+// link is done unless it is there (root split: meta.root = R; else (K, S) is inserted into P after
+// N unless P already has child S), N is truncated to the keys < K (by key comparison, so a
+// truncation done already is a no-op), and the log is cleared; a log with only stale log[1..] words
+// is cleared.
 // (2) The tree is walked from meta.root: every node and key block is validated before anything
-// follows it (a node reached twice, a wrong kind or count, leaves at different depths, a leaf
-// entry whose reference is outside the heap or with a bit set past its tag: "pool is corrupt"),
-// each node with bit 0 clear gets order[] rebuilt, an inner node's keyed first entry loses its
+// follows it (a node reached twice, a wrong kind or count, leaves at different depths, a leaf entry
+// whose reference is outside the heap or with a bit set past its tag: "pool is corrupt"), each node
+// whose slot array is not valid gets order[] rebuilt, an inner node's keyed first entry loses its
 // key block. Leaf tags are not checked against their keys here (that would read every item, and a
 // mismatch is what a torn or corrupt ITEM looks like, which the store's checksum check after
 // recovery drops item by item instead of refusing the pool; the inspector checks every tag).
@@ -52,17 +53,9 @@ void WbTreeEngine::check_node(std::uint64_t node, const char* what) const {
     corrupt(what, node, "has bitmap bits past its entries");
   }
   if (h->count > fanout_of(h->kind)) corrupt(what, node, "has a count past its fan-out");
-  if ((h->bitmap & kValidBit) != 0) {
-    std::uint64_t listed = 0;
-    for (unsigned pos = 0; pos < h->count; ++pos) {
-      const unsigned e = h->order[pos];
-      if (e >= fanout_of(h->kind) || (listed & entry_bit(e)) != 0) {
-        corrupt(what, node, "has a slot array that repeats or overruns an entry");
-      }
-      listed |= entry_bit(e);
-    }
-    if (listed != entries) corrupt(what, node, "has a slot array that disagrees with its bitmap");
-  }
+  // A slot array that does not list the bitmap's entries is what a crashed insert leaves
+  // (wbtree_node.h): ensure_order() re-sorts it, as it does one with bit 0 clear.
+  const bool valid = slot_array_valid(*h);
   unsigned keyless = 0;
   for (unsigned e = 0; e < fanout_of(h->kind); ++e) {
     if ((entries & entry_bit(e)) == 0) continue;
@@ -80,7 +73,7 @@ void WbTreeEngine::check_node(std::uint64_t node, const char* what) const {
     if (entry.child == 0) corrupt(what, node, "has an inner entry without a child");
     if (entry.key_block == 0) {
       ++keyless;
-      if ((h->bitmap & kValidBit) != 0 && h->order[0] != e) {
+      if (valid && h->order[0] != e) {
         corrupt(what, node, "has a keyless entry that is not its first");
       }
     } else {
@@ -92,7 +85,7 @@ void WbTreeEngine::check_node(std::uint64_t node, const char* what) const {
 
 void WbTreeEngine::ensure_order(std::uint64_t node) {
   check_node(node, "node");
-  if ((header(node)->bitmap & kValidBit) == 0) rebuild_order(node);
+  if (!slot_array_valid(*header(node))) rebuild_order(node);
 }
 
 void WbTreeEngine::recover() {
@@ -175,7 +168,7 @@ std::size_t WbTreeEngine::repair_walk() {
     stack.pop_back();
     check_node(node, "node");
     if (!seen.insert(node).second) corrupt("node", node, "is reached twice");
-    if ((header(node)->bitmap & kValidBit) == 0) rebuild_order(node);
+    if (!slot_array_valid(*header(node))) rebuild_order(node);
     const NodeHeader* h = header(node);
     if (h->kind == kLeafKind) {
       if (leaf_depth == 0) leaf_depth = depth;

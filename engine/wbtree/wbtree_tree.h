@@ -103,7 +103,7 @@ class WbTreeEngine final : public btree::BTreeEngine {
   void insert_entry(std::uint64_t node, unsigned pos, std::uint64_t word,
                     std::uint64_t child = 0) noexcept;
   void erase_entry(std::uint64_t node, unsigned pos) noexcept;
-  // Re-sorts order[] from the bitmap (bit 0 clear), then sets bit 0.
+  // Re-sorts order[] from the bitmap (the slot array is not valid), then sets bit 0.
   void rebuild_order(std::uint64_t node);
   // Keeps only the entries whose keys are < `bound` (inner: the keyless one counts as lowest);
   // idempotent. Bit 0 must be set.
@@ -129,7 +129,7 @@ class WbTreeEngine final : public btree::BTreeEngine {
   // --- recovery (wbtree_recover.cc) ---
   void check_node(std::uint64_t node, const char* what) const;
   void check_key_block(std::uint64_t key_block) const;
-  void ensure_order(std::uint64_t node);  // check_node, then rebuild_order if bit 0 is clear
+  void ensure_order(std::uint64_t node);  // check_node, then rebuild_order unless valid
   void replay_log(Meta* meta);
   [[nodiscard]] std::size_t repair_walk();  // returns the number of keys
 

@@ -29,7 +29,7 @@ class Inspector {
     report_.nodes.emplace_back(offset, sizeof(btree::Meta));
     seen_.insert(offset);
     const auto* m = region_.at<btree::Meta>(offset);
-    if (m->magic != kMetaMagic) problem(offset, "meta block without the WBTREE02 magic");
+    if (m->magic != kMetaMagic) problem(offset, "meta block without the WBTREE03 magic");
     for (std::uint64_t word : m->log) {
       if (word != 0) problem(offset, "split log not clear");
     }

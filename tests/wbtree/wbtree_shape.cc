@@ -70,7 +70,16 @@ InvalidNodes invalid_nodes(const pm::PmRegion& region) {
     const std::uint64_t node = stack.back();
     stack.pop_back();
     const auto* h = region.at<NodeHeader>(node);
-    const bool invalid = (h->bitmap & kValidBit) == 0;
+    const std::uint64_t entries = h->bitmap & entry_mask(h->kind);
+    std::uint64_t listed = 0;
+    bool repeats = false;
+    for (unsigned pos = 0; pos < h->count && pos < fanout_of(h->kind); ++pos) {
+      repeats = repeats || (listed & entry_bit(h->order[pos])) != 0;
+      listed |= entry_bit(h->order[pos]);
+    }
+    const bool bit0 = (h->bitmap & kValidBit) != 0;
+    const bool invalid = !bit0 || repeats || listed != entries || h->count > fanout_of(h->kind);
+    out.with_bit0_set += invalid && bit0 ? 1 : 0;
     if (h->kind == kLeafKind) {
       out.leaves += invalid ? 1 : 0;
       continue;

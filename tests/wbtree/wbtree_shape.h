@@ -37,9 +37,11 @@ struct Shape {
 // An inner node's children in key order.
 [[nodiscard]] std::vector<std::uint64_t> children_of(const pm::PmRegion& region,
                                                      std::uint64_t node);
-// Nodes reachable from meta.root with bitmap bit 0 clear: (leaves, inners).
+// Nodes reachable from meta.root whose slot array is not valid: bitmap bit 0 clear, or order[]
+// not listing exactly the bitmap's entries (what a crashed insert leaves, wbtree_node.h).
 struct InvalidNodes {
   std::size_t leaves = 0, inners = 0;
+  std::size_t with_bit0_set = 0;  // of those, the ones whose bit 0 is set
 };
 [[nodiscard]] InvalidNodes invalid_nodes(const pm::PmRegion& region);
 

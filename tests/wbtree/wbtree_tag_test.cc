@@ -183,12 +183,17 @@ TEST_F(WbTreeTagCorruption, AReferenceOutsideTheHeapIsRefused) {
   EXPECT_NE(error.find("refers outside the heap"), std::string::npos) << error;
 }
 
-TEST_F(WbTreeTagCorruption, ALayoutVersion1PoolIsRefused) {
-  std::uint64_t v1 = 0;
-  std::memcpy(&v1, "WBTREE01", 8);
-  ASSERT_NE(v1, kMetaMagic);
-  const std::string error = restart_error(with(meta_ + offsetof(btree::Meta, magic), v1));
-  EXPECT_NE(error.find("pool is corrupt: the wbtree meta block"), std::string::npos) << error;
+// Layout version 1 had bare references; version 2 cleared bit 0 for every insert, so its
+// binaries trust bit 0 where version 3 may leave a slot array that needs re-sorting.
+TEST_F(WbTreeTagCorruption, PoolsOfLayoutVersions1And2AreRefused) {
+  for (const char* magic : {"WBTREE01", "WBTREE02"}) {
+    std::uint64_t old = 0;
+    std::memcpy(&old, magic, 8);
+    ASSERT_NE(old, kMetaMagic);
+    const std::string error = restart_error(with(meta_ + offsetof(btree::Meta, magic), old));
+    EXPECT_NE(error.find("pool is corrupt: the wbtree meta block"), std::string::npos)
+        << magic << ": " << error;
+  }
 }
 
 }  // namespace
