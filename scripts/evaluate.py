@@ -6,7 +6,8 @@
 1. bench/index_bench: every engine in-process, Dense/Sparse/Clustered, then the PM write-latency
    sweep (seed 002 Fig. 5.2) -> index.csv
 2. bench/mc_load (mc-benchmark shaped, seed 002 §5.5): Debian's memcached and pmcached on every
-   engine, each run on a fresh server, memcached first in every repetition -> server_mcbench.csv
+   engine, each run on a fresh server, the order rotated by one every repetition (a drift of
+   the machine then favours no server) -> server_mcbench.csv
 3. scripts/bench-server.sh (memcaslap mix, memcached in the same invocation) per engine
    -> server_memcaslap.csv
 plus machine.csv (the machine, build and command).
@@ -33,7 +34,7 @@ MODES = {
                   memory_mb=64),
     # One run per index cell: a 16M-key cell takes 1-2 minutes (the quick mode repeats its cells).
     "full": dict(n=16_000_000, sweep_n=4_000_000, range_queries=2000, index_reps=1,
-                 sweep_reps=1, mc_requests=500_000, reps=5, memcaslap_reps=3, memcaslap_duration=10,
+                 sweep_reps=1, mc_requests=500_000, reps=9, memcaslap_reps=3, memcaslap_duration=10,
                  memory_mb=1024),
 }
 LATENCIES = "100,300,600"
@@ -142,8 +143,10 @@ def mc_benchmark(build, results, cfg, names, workdir):
     """Also samples the server's CPU time at the end of each phase (mc_load flushes its line
     then): server CPU per request is far steadier than throughput on a shared 2-core VM."""
     rows = []
+    servers = ["memcached", *names]
     for rep in range(1, cfg["reps"] + 1):
-        for name in ["memcached", *names]:
+        shift = (rep - 1) % len(servers)
+        for name in servers[shift:] + servers[:shift]:
             proc, port = start_server(name, build, workdir, cfg["memory_mb"])
             lines = []
             try:

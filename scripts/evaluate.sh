@@ -6,7 +6,7 @@
 #
 #   --quick   1M keys per distribution, 3 runs per index cell, short server runs (under 7
 #             minutes on 2 cores); without it 16M keys, one run per index cell and longer,
-#             repeated server runs (40-45 minutes on 2 cores)
+#             repeated server runs (about 50 minutes on 2 cores)
 #
 # Installs the Debian packages it needs, builds Release (pmcached, bench/index_bench,
 # bench/mc_load), runs the in-process index benchmark over every engine (Dense/Sparse/Clustered,
