@@ -63,6 +63,10 @@ void WbTreeEngine::erase_entry(std::uint64_t node, unsigned pos) noexcept {
 
 void WbTreeEngine::rebuild_order(std::uint64_t node) {
   NodeHeader* h = header(node);
+  // Only an insert rewrites order[] with bit 0 set (its torn states are proven harmless in
+  // tests/wbtree/wbtree_slot_array_test.cc); every other rewrite, this one included, clears it
+  // first, so that whatever a crash leaves of the rewrite is invalid until the final store.
+  if ((h->bitmap & kValidBit) != 0) region_->store_u64_persist(&h->bitmap, h->bitmap & ~kValidBit);
   std::vector<unsigned> entries;
   for (unsigned e = 0; e < fanout_of(h->kind); ++e) {
     if ((h->bitmap & entry_bit(e)) != 0) entries.push_back(e);

@@ -13,7 +13,8 @@
 // order[] from it. A delete clears bit 0 first. An insert does not (layout version 3; version 2
 // cleared it with a fence of its own): its new slot array lists the new entry, whose bit is still
 // clear, so however much of it a crash lets reach PM before the commit, it cannot list exactly
-// the old bitmap's entries (wbtree_entry.cc) unless it still is the old, sorted one.
+// the old bitmap's entries unless it still is the old, sorted one (wbtree_entry.cc; every mix of
+// old and new 8-byte words is checked by tests/wbtree/wbtree_slot_array_test.cc).
 //
 // Leaf (480 bytes, an allocator size class): header + 52 x u64 entry = tag | ref
 // (btree::tagged(ref, btree::key_tag(key)), engine/btree/key_tag.h): bits [0, 48) the item

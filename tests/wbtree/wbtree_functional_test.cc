@@ -1,7 +1,7 @@
 // wbtree-specific functional tests: splits of leaves and inner nodes and root growth with
 // ascending, descending and random keys (node kinds, heights and split counters as the design
 // predicts); deletes that unlink leaves and inner nodes and collapse the root; the flushes of each
-// entry operation (seed 002 §2.2: at least four per insert with the bitmap); running out of heap.
+// entry operation (three per insert with the bitmap, wbtree_node.h); running out of heap.
 // Harness::check (the inspector, tests/wbtree/wbtree_inspect.h) runs after every scenario.
 #include <algorithm>
 #include <cstdint>
