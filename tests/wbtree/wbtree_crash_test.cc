@@ -95,9 +95,10 @@ TEST(WbTreeCrash, InnerSplitsAndRootGrowthSurviveEveryCrashPoint) {
 }
 
 // Every plain crash after a split's log commit and before the log is cleared makes the restart
-// replay the log: the commit point, the link (1 point for a root split, 3 for an entry insert into
-// the parent: the entry and the slot array share a fence) and the truncation (3). Each of those replays is then crashed at each of its own
-// persistence points, and a second restart must still be right.
+// replay the log: the commit point, the link (1 point for a root split, 2 for an entry insert into
+// the parent: the entry and the slot array share a fence, then the bitmap commit) and the
+// truncation (3). Each of those replays is then crashed at each of its own persistence points,
+// and a second restart must still be right.
 struct ReplayCase {
   const char* name;
   std::vector<Op> ops;
