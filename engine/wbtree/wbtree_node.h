@@ -50,7 +50,7 @@ inline constexpr std::uint8_t kLeafKind = 1;
 inline constexpr std::uint8_t kInnerKind = 2;
 inline constexpr unsigned kLeafFanout = 52;
 inline constexpr unsigned kInnerFanout = 54;
-inline constexpr std::uint64_t kValidBit = 1;  // bitmap bit 0: order[] is valid
+inline constexpr std::uint64_t kValidBit = 1;  // bitmap bit 0: see slot_array_valid()
 
 // The meta block's magic: the 8 bytes "WBTREE03" (03 = kNodeLayoutVersion) read as a
 // little-endian u64. A pool of another layout version has another magic and is refused at open

@@ -41,7 +41,7 @@ void WbTreeEngine::check_key_block(std::uint64_t key_block) const {
   }
 }
 
-void WbTreeEngine::check_node(std::uint64_t node, const char* what) const {
+bool WbTreeEngine::check_node(std::uint64_t node, const char* what) const {
   if (node == 0 || !in_heap(node, sizeof(NodeHeader))) {
     corrupt(what, node, "is outside the heap or misaligned");
   }
@@ -54,7 +54,7 @@ void WbTreeEngine::check_node(std::uint64_t node, const char* what) const {
   }
   if (h->count > fanout_of(h->kind)) corrupt(what, node, "has a count past its fan-out");
   // A slot array that does not list the bitmap's entries is what a crashed insert leaves
-  // (wbtree_node.h): ensure_order() re-sorts it, as it does one with bit 0 clear.
+  // (wbtree_node.h): the caller re-sorts it, as it does one with bit 0 clear.
   const bool valid = slot_array_valid(*h);
   unsigned keyless = 0;
   for (unsigned e = 0; e < fanout_of(h->kind); ++e) {
@@ -81,11 +81,11 @@ void WbTreeEngine::check_node(std::uint64_t node, const char* what) const {
     }
   }
   if (keyless > 1) corrupt(what, node, "has two keyless entries");
+  return valid;
 }
 
 void WbTreeEngine::ensure_order(std::uint64_t node) {
-  check_node(node, "node");
-  if (!slot_array_valid(*header(node))) rebuild_order(node);
+  if (!check_node(node, "node")) rebuild_order(node);
 }
 
 void WbTreeEngine::recover() {
@@ -166,9 +166,9 @@ std::size_t WbTreeEngine::repair_walk() {
   while (!stack.empty()) {
     const auto [node, depth] = stack.back();
     stack.pop_back();
-    check_node(node, "node");
+    const bool valid = check_node(node, "node");
     if (!seen.insert(node).second) corrupt("node", node, "is reached twice");
-    if (!slot_array_valid(*header(node))) rebuild_order(node);
+    if (!valid) rebuild_order(node);
     const NodeHeader* h = header(node);
     if (h->kind == kLeafKind) {
       if (leaf_depth == 0) leaf_depth = depth;

@@ -127,7 +127,9 @@ class WbTreeEngine final : public btree::BTreeEngine {
   void collapse_root(bool free) noexcept;
 
   // --- recovery (wbtree_recover.cc) ---
-  void check_node(std::uint64_t node, const char* what) const;
+  // Throws "pool is corrupt" for a node recovery cannot repair; returns whether its slot array
+  // is valid (wbtree_node.h).
+  bool check_node(std::uint64_t node, const char* what) const;
   void check_key_block(std::uint64_t key_block) const;
   void ensure_order(std::uint64_t node);  // check_node, then rebuild_order unless valid
   void replay_log(Meta* meta);
