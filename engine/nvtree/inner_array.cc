@@ -10,14 +10,26 @@ namespace {
 // The child (IN) or leaf (PLN) of `n` whose range holds `key`: the number of keys[1..n-1] <= key.
 template <typename Node>
 unsigned route(const Node& node, std::string_view key) noexcept {
-  const auto first = node.keys.begin() + 1;
-  const auto last = node.keys.begin() + std::max<std::uint32_t>(node.n, 1);
-  const auto it = std::upper_bound(first, last, key,
-                                   [](std::string_view k, const std::string& s) { return k < s; });
-  return static_cast<unsigned>(it - first);
+  const unsigned last = std::max<std::uint32_t>(node.n, 1);
+  return btree::upper_bound(
+             node.prefix, key, 1, last, [&](unsigned c) { return node.heads[c]; },
+             [&](unsigned c) { return std::string_view(node.keys[c]); }) -
+         1;
 }
 
 }  // namespace
+
+void InnerArray::refresh_heads(Node& node) noexcept {
+  if (node.n < 2) {
+    node.prefix.len = 0;
+    return;
+  }
+  node.prefix.assign(node.keys[1]);
+  for (std::uint32_t c = 2; c < node.n; ++c) node.prefix.shrink_to(node.keys[c]);
+  for (std::uint32_t c = 1; c < node.n; ++c) {
+    node.heads[c] = btree::head_after(node.keys[c], node.prefix.len);
+  }
+}
 
 void InnerArray::build(std::vector<Entry> list) {
   nodes_.clear();
@@ -48,6 +60,7 @@ void InnerArray::build(std::vector<Entry> list) {
       node.keys[i] = std::move(list[next].bound);
       node.leaves[i] = list[next].leaf;
     }
+    refresh_heads(node);
   }
   // INs, bottom-up: child c's lowest key is the child's keys[0].
   for (std::size_t l = counts.size() - 1; l-- > 0;) {
@@ -59,6 +72,7 @@ void InnerArray::build(std::vector<Entry> list) {
       for (std::size_t c = 0; c < children; ++c) {
         node.keys[c] = nodes_[level_begin_[l + 1] + first + c].keys[0];
       }
+      refresh_heads(node);
     }
   }
 }
@@ -100,6 +114,7 @@ bool InnerArray::insert_after(Position p, std::string_view bound, std::uint64_t 
     node.leaves[p.slot + 1] = leaf;
     ++node.n;
     ++leaf_count_;
+    refresh_heads(node);
     return false;
   }
   // The PLN is full: rebuild every node from the flat list with the new leaf in it.
@@ -123,6 +138,7 @@ bool InnerArray::remove(Position p) {
     node.keys[node.n].clear();
     node.leaves[node.n] = 0;
     --leaf_count_;
+    refresh_heads(node);
     return false;
   }
   // The PLN's only leaf: rebuild without it (its range goes to the leaf before it).

@@ -19,6 +19,10 @@
 // ~600K half-filled PLNs' worth of leaves), and a PLN overflows every 16 splits under it, as in
 // NV-Tree, whose rebuilds are kept rather than hidden by a very wide PLN.
 //
+// The separators are heap strings (longer than std::string's inline buffer for mc-benchmark
+// keys), so each node also keeps their shared prefix and 4-byte heads (engine/btree/key_heads.h),
+// refreshed whenever its keys change: routing reads a separator only on a head tie.
+//
 // Thread safety: none; the engine's lock orders all access (writers exclusive).
 #pragma once
 
@@ -28,6 +32,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "engine/btree/key_heads.h"
 
 namespace pmcached::engine::nvtree {
 
@@ -81,7 +87,12 @@ class InnerArray {
     std::uint32_t n = 0;  // IN: children; PLN: leaves
     std::array<std::string, kSlots> keys;
     std::array<std::uint64_t, kSlots> leaves{};  // PLN only
+    btree::KeyPrefix prefix{};                    // shared by keys[1..n-1]
+    std::array<std::uint32_t, kSlots> heads{};    // heads[c]: keys[c]'s head after prefix
   };
+
+  // Recomputes the prefix and heads of `node` from its keys.
+  static void refresh_heads(Node& node) noexcept;
 
   [[nodiscard]] std::size_t pln_level_begin() const noexcept { return level_begin_.back(); }
   [[nodiscard]] std::size_t pln_count() const noexcept { return nodes_.size() - pln_level_begin(); }
