@@ -37,9 +37,10 @@ struct KeyPrefix {
     len = static_cast<std::uint8_t>(std::min(key.size(), kMaxPrefix));
     std::memcpy(bytes, key.data(), len);
   }
-  // Shortens to what it has in common with `key`; true if it got shorter.
+  // Shortens to what it has in common with `key`; true if it got shorter. (A length past
+  // kMaxPrefix, which only a node never initialised can show, shrinks too.)
   bool shrink_to(std::string_view key) noexcept {
-    const std::size_t n = std::min<std::size_t>(len, key.size());
+    const std::size_t n = std::min({std::size_t{len}, key.size(), kMaxPrefix});
     std::size_t common = 0;
     while (common < n && bytes[common] == key[common]) ++common;
     if (common == len) return false;

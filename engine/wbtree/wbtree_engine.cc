@@ -36,16 +36,43 @@ std::string_view WbTreeEngine::entry_key(std::uint64_t node, unsigned entry) con
 unsigned WbTreeEngine::child_pos(std::uint64_t node, std::string_view key) const {
   const NodeHeader* h = header(node);
   const Inner* n = inner(node);
-  unsigned lo = 1, hi = h->count;  // the last position whose key is <= key; 0 is -infinity
-  while (lo < hi) {
-    const unsigned mid = (lo + hi) / 2;
-    if (block_key(n->entries[h->order[mid]].key_block) <= key) {
-      lo = mid + 1;
+  // The last position whose key is <= key; position 0 is -infinity, so the search is over
+  // [1, count): integer heads, a key block only on a tie (wbtree_node.h).
+  return btree::upper_bound(
+             n->prefix, key, 1, h->count, [&](unsigned pos) { return n->heads[h->order[pos]]; },
+             [&](unsigned pos) { return block_key(n->entries[h->order[pos]].key_block); }) -
+         1;
+}
+
+void WbTreeEngine::refresh_heads(std::uint64_t node) noexcept {
+  Inner* n = inner(node);
+  const std::uint64_t in_use = n->header.bitmap & entry_mask(kInnerKind);
+  n->prefix.len = 0;
+  bool first = true;
+  for (unsigned e = 0; e < kInnerFanout; ++e) {
+    if ((in_use & entry_bit(e)) == 0 || n->entries[e].key_block == 0) continue;
+    const std::string_view key = block_key(n->entries[e].key_block);
+    if (first) {
+      n->prefix.assign(key);
+      first = false;
     } else {
-      hi = mid;
+      n->prefix.shrink_to(key);
     }
   }
-  return lo - 1;
+  for (unsigned e = 0; e < kInnerFanout; ++e) {
+    if ((in_use & entry_bit(e)) == 0 || n->entries[e].key_block == 0) continue;
+    n->heads[e] = btree::head_after(block_key(n->entries[e].key_block), n->prefix.len);
+  }
+}
+
+void WbTreeEngine::note_head(std::uint64_t node, unsigned entry) noexcept {
+  Inner* n = inner(node);
+  const std::string_view key = block_key(n->entries[entry].key_block);
+  if (n->prefix.shrink_to(key)) {
+    refresh_heads(node);  // a shorter prefix: every head moves
+  } else {
+    n->heads[entry] = btree::head_after(key, n->prefix.len);
+  }
 }
 
 unsigned WbTreeEngine::lower_bound(std::uint64_t node, std::string_view key) const {

@@ -9,7 +9,7 @@
 // heap. An exact-match leaf search (lookup, and upsert/erase of an existing key) scans the in-use
 // entries' tags and reads a key only where the tag matches; only an insert of a new key binary-
 // searches order[] (reading keys) for its position; scans walk order[]. All leaves are at one
-// depth. The btree::Meta block (magic "WBTREE03") names the root node and holds the split redo
+// depth. The btree::Meta block (magic "WBTREE04") names the root node and holds the split redo
 // log; it and the first root leaf are created with the first key. An emptied tree is the meta
 // block plus one empty root leaf.
 //

@@ -47,6 +47,7 @@ void WbTreeEngine::insert_entry(std::uint64_t node, unsigned pos, std::uint64_t 
   region_->fence();
   // 3. The commit: the entry's bit (bit 0 stays set) in one store.
   region_->store_u64_persist(&h->bitmap, bitmap | kValidBit | entry_bit(entry));
+  if (h->kind == kInnerKind && word != 0) note_head(node, entry);  // derived: not flushed
 }
 
 void WbTreeEngine::erase_entry(std::uint64_t node, unsigned pos) noexcept {

@@ -1,4 +1,4 @@
-// wB+-Tree node layout (persistent, layout version 3): the bitmap + slot-array variant of seed 002
+// wB+-Tree node layout (persistent, layout version 4): the bitmap + slot-array variant of seed 002
 // §2.2 (Chen and Jin's wB+-Tree), all nodes in PM. Plain layout types and constants only, so that
 // the tests can read a pool without the engine's code (tests/wbtree/wbtree_inspect.cc).
 //
@@ -26,15 +26,24 @@
 // The tag is written in the same 8-byte store as the reference, so it costs no flush or fence and
 // always describes the reference beside it (tests/wbtree/wbtree_inspect.cc checks it; recovery does
 // not, see wbtree_recover.cc). Layout versions 1 (bare references) and 2 (the insert cleared bit 0)
-// are refused by their meta magics. Inner (928 bytes, in the 960-byte class): header + 54 x {u64
-// key_block, u64 child}. A key block is an index block {u8 len; len key bytes} owned by exactly one
-// inner entry. The first entry in key order of an inner node has no key (minus infinity): its
-// key_block is 0 (the engine keeps it so; recovery restores it). An entry of inner node X with key
-// k covers the keys in [k, next entry's key) within X's own range.
+// are refused by their meta magics. Inner (1200 bytes, an allocator size class): header + 54 x
+// {u64 key_block, u64 child} (928 bytes) + the key heads (272 bytes, below). A key block is an
+// index block {u8 len; len key bytes} owned by exactly one inner entry. The first entry in key
+// order of an inner node has no key (minus infinity): its key_block is 0 (the engine keeps it so;
+// recovery restores it). An entry of inner node X with key k covers the keys in [k, next entry's
+// key) within X's own range.
+//
+// Key heads (layout version 4; engine/btree/key_heads.h): a prefix shared by the node's keyed
+// entries (at most 55 bytes) and per entry the 4 bytes of its key after it, so that the binary
+// search of a descent compares integers in the node and reads a key block only on a tie — before,
+// each of its ~6 probes per level read a key block, allocated apart from the node. They are
+// derived data: the engine keeps them in step with the node's keys in working memory but never
+// flushes them, and recovery recomputes them for every inner node (wbtree_recover.cc), so no crash
+// state of theirs matters. Version 3 inner nodes were 928 bytes in the 960-byte class.
 //
 // Fan-out: inner 54 — the most the one-line header can order (64 - 8 bitmap - 1 count - 1 kind =
-// 54 order bytes; the bitmap needs 1 + 54 bits); 16-byte entries leave the node in the 960-byte
-// class. Leaf 52 — the largest leaf in the 480-byte class (64 + 52 * 8 = 480); 54 entries would
+// 54 order bytes; the bitmap needs 1 + 54 bits); 16-byte entries and 4-byte heads with a 56-byte
+// prefix fill the 1200-byte class exactly. Leaf 52 — the largest leaf in the 480-byte class (64 + 52 * 8 = 480); 54 entries would
 // need 496 bytes, i.e. the 608-byte class with 112 bytes unused.
 //
 // Thread safety: plain data; the engine's lock orders all access.
@@ -43,20 +52,23 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/btree/key_heads.h"
+
 namespace pmcached::engine::wbtree {
 
-inline constexpr std::uint32_t kNodeLayoutVersion = 3;
+inline constexpr std::uint32_t kNodeLayoutVersion = 4;
 inline constexpr std::uint8_t kLeafKind = 1;
 inline constexpr std::uint8_t kInnerKind = 2;
 inline constexpr unsigned kLeafFanout = 52;
 inline constexpr unsigned kInnerFanout = 54;
 inline constexpr std::uint64_t kValidBit = 1;  // bitmap bit 0: see slot_array_valid()
 
-// The meta block's magic: the 8 bytes "WBTREE03" (03 = kNodeLayoutVersion) read as a
+// The meta block's magic: the 8 bytes "WBTREE04" (04 = kNodeLayoutVersion) read as a
 // little-endian u64. A pool of another layout version has another magic and is refused at open
-// (a version-2 binary would trust bit 0 of a node that a crashed version-3 insert left behind).
+// (a version-2 binary would trust bit 0 of a node that a crashed version-3 insert left behind; a
+// version-3 pool's inner nodes have no room for key heads).
 inline constexpr std::uint64_t kMetaMagic = [] {
-  constexpr char kText[] = "WBTREE03";
+  constexpr char kText[] = "WBTREE04";
   std::uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(kText[i]);
   return v;
@@ -92,8 +104,14 @@ struct InnerEntry {
 struct Inner {
   NodeHeader header;
   InnerEntry entries[kInnerFanout];
+  // Derived, never flushed, recomputed by recovery (see above).
+  btree::KeyPrefix prefix;              // shared by every keyed in-use entry's key
+  std::uint32_t heads[kInnerFanout];    // heads[e]: entry e's key after the prefix
 };
-static_assert(sizeof(Inner) == 928, "wbtree inner layout is 928 bytes");
+static_assert(sizeof(Inner) == 1200, "wbtree inner layout is 1200 bytes");
+// The bytes of an inner node that are persisted: all but its key heads.
+inline constexpr std::size_t kInnerPersistedBytes = offsetof(Inner, prefix);
+static_assert(kInnerPersistedBytes == 928);
 
 [[nodiscard]] constexpr std::uint64_t entry_bit(unsigned entry) noexcept {
   return std::uint64_t{1} << (entry + 1);
@@ -103,6 +121,10 @@ static_assert(sizeof(Inner) == 928, "wbtree inner layout is 928 bytes");
 }
 [[nodiscard]] constexpr std::size_t node_size_of(std::uint8_t kind) noexcept {
   return kind == kLeafKind ? sizeof(Leaf) : sizeof(Inner);
+}
+// What of a node is flushed when it is built out of place: all but an inner node's key heads.
+[[nodiscard]] constexpr std::size_t persisted_size_of(std::uint8_t kind) noexcept {
+  return kind == kLeafKind ? sizeof(Leaf) : kInnerPersistedBytes;
 }
 // The bitmap bits entries may use for a node of `kind` (bit 0 excluded).
 [[nodiscard]] constexpr std::uint64_t entry_mask(std::uint8_t kind) noexcept {

@@ -10,9 +10,10 @@
 // follows it (a node reached twice, a wrong kind or count, leaves at different depths, a leaf entry
 // whose reference is outside the heap or with a bit set past its tag: "pool is corrupt"), each node
 // whose slot array is not valid gets order[] rebuilt, an inner node's keyed first entry loses its
-// key block. Leaf tags are not checked against their keys here (that would read every item, and a
-// mismatch is what a torn or corrupt ITEM looks like, which the store's checksum check after
-// recovery drops item by item instead of refusing the pool; the inspector checks every tag).
+// key block, and every inner node's key heads are recomputed (derived data, never flushed). Leaf
+// tags are not checked against their keys here (that would read every item, and a mismatch is
+// what a torn or corrupt ITEM looks like, which the store's checksum check after recovery drops
+// item by item instead of refusing the pool; the inspector checks every tag).
 // (3) A one-child inner root is collapsed. Each step is idempotent and ends in a persisted store,
 // so a crash inside recovery is recovered by the next start. Recovery neither allocates nor
 // frees: what it unlinks, the allocator rebuild finds unreachable.
@@ -185,6 +186,7 @@ std::size_t WbTreeEngine::repair_walk() {
       stack.emplace_back(child_at(node, pos), depth + 1);
     }
     (void)clear_first_key(node);  // the first entry is keyless (its old block: unreachable)
+    refresh_heads(node);          // derived, never persisted: whatever a crash left is stale
   }
   return keys;
 }

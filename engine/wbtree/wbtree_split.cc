@@ -59,7 +59,8 @@ bool WbTreeEngine::split(std::uint64_t node, std::uint64_t parent, unsigned pare
   if (!leaf_split) inner(sibling)->entries[0].key_block = 0;  // K moves up to the parent
   s->count = static_cast<std::uint8_t>(moved);
   s->bitmap |= kValidBit;
-  flush_new_node(sibling, node_size_of(s->kind));
+  if (!leaf_split) refresh_heads(sibling);
+  flush_new_node(sibling, persisted_size_of(s->kind));
   if (new_root != 0) {
     Inner* r = inner(new_root);
     r->header.kind = kInnerKind;
@@ -69,7 +70,8 @@ bool WbTreeEngine::split(std::uint64_t node, std::uint64_t parent, unsigned pare
     r->header.order[1] = 1;
     r->header.count = 2;
     r->header.bitmap = kValidBit | entry_bit(0) | entry_bit(1);
-    flush_new_node(new_root, sizeof(Inner));
+    refresh_heads(new_root);
+    flush_new_node(new_root, kInnerPersistedBytes);
   }
   region_->fence();
 

@@ -72,6 +72,10 @@ class WbTreeEngine final : public btree::BTreeEngine {
   }
   // Inner: the order position of the child whose range holds `key`.
   [[nodiscard]] unsigned child_pos(std::uint64_t node, std::string_view key) const;
+  // Inner: recomputes the key heads (prefix and every keyed in-use entry's head) from the keys.
+  void refresh_heads(std::uint64_t node) noexcept;
+  // Inner: brings the key heads up to date with in-use entry `entry`, just inserted (keyed).
+  void note_head(std::uint64_t node, unsigned entry) noexcept;
   // Leaf: the item reference of entry `entry` (an index; the entry word less its tag).
   [[nodiscard]] ItemRef ref_at(std::uint64_t node, unsigned entry) const noexcept {
     return btree::ref_of(leaf(node)->entries[entry]);

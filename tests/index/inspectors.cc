@@ -26,7 +26,10 @@ const std::map<std::string, TreeInspector, std::less<>>& inspectors() {
       {"artcow", radix_inspector("artcow")},
       // The B-trees (tests/fptree, tests/wbtree, tests/nvtree: one reader per layout).
       {"fptree", fptree::testing::inspect_fptree},
-      {"wbtree", wbtree::testing::inspect_wbtree},
+      {"wbtree",
+       [](const pm::PmRegion& region, std::uint64_t root) {
+         return wbtree::testing::inspect_wbtree(region, root);  // a live tree: heads checked
+       }},
       {"nvtree", nvtree::testing::inspect_nvtree},
   };
   return table;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/btree/btree_engine.h"
+#include "engine/btree/key_heads.h"
 #include "engine/btree/key_tag.h"
 #include "engine/pm/pool.h"
 #include "engine/wbtree/wbtree_node.h"
@@ -22,14 +23,15 @@ constexpr std::size_t kMaxDepth = 64;
 
 class Inspector {
  public:
-  Inspector(const pm::PmRegion& region, TreeReport& report) : region_(region), report_(report) {}
+  Inspector(const pm::PmRegion& region, TreeReport& report, KeyHeads heads)
+      : region_(region), report_(report), heads_(heads) {}
 
   void meta(std::uint64_t offset) {
     if (!fits(offset, sizeof(btree::Meta), "meta block")) return;
     report_.nodes.emplace_back(offset, sizeof(btree::Meta));
     seen_.insert(offset);
     const auto* m = region_.at<btree::Meta>(offset);
-    if (m->magic != kMetaMagic) problem(offset, "meta block without the WBTREE03 magic");
+    if (m->magic != kMetaMagic) problem(offset, "meta block without the WBTREE04 magic");
     for (std::uint64_t word : m->log) {
       if (word != 0) problem(offset, "split log not clear");
     }
@@ -136,6 +138,13 @@ class Inspector {
       }
       if (const auto key = key_block(e.key_block)) keys[pos] = std::string(*key);
       if (!keys[pos]) continue;
+      if (heads_ == KeyHeads::kCheck) {
+        if (n->prefix.len > btree::kMaxPrefix || !keys[pos]->starts_with(n->prefix.view())) {
+          problem(offset, "separator without the node's key prefix");
+        } else if (n->heads[h->order[pos]] != btree::head_after(*keys[pos], n->prefix.len)) {
+          problem(offset, "separator whose key head does not match its key");
+        }
+      }
       if (pos > 1 && keys[pos - 1] && *keys[pos] <= *keys[pos - 1]) {
         problem(offset, "separators not strictly ascending");
       }
@@ -152,15 +161,16 @@ class Inspector {
 
   const pm::PmRegion& region_;
   TreeReport& report_;
+  const KeyHeads heads_;
   std::set<std::uint64_t> seen_;
   std::size_t leaf_depth_ = 0;
 };
 
 }  // namespace
 
-TreeReport inspect_wbtree(const pm::PmRegion& region, std::uint64_t pool_root) {
+TreeReport inspect_wbtree(const pm::PmRegion& region, std::uint64_t pool_root, KeyHeads heads) {
   TreeReport report;
-  if (pool_root != 0) Inspector(region, report).meta(pool_root);
+  if (pool_root != 0) Inspector(region, report, heads).meta(pool_root);
   return report;
 }
 

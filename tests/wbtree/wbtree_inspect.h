@@ -9,7 +9,10 @@
 // bound their subtrees (a child holds keys in [its key, the next key) within its parent's range);
 // all leaves at one depth; no empty node but a root leaf, no one-child inner root; no block reached
 // twice; leaf entries btree::tagged(ref, key_tag(key)) (layout v2): the reference in the region,
-// nothing past the tag, the tag that of the referenced item's key. Reports every block (meta,
+// nothing past the tag, the tag that of the referenced item's key; with KeyHeads::kCheck (a
+// running or recovered tree, not a raw crash image: heads are never flushed, wbtree_node.h),
+// every inner node's key prefix shared by its keyed entries and their heads matching their keys.
+// Reports every block (meta,
 // nodes, key blocks) with its layout bytes and the (key, ref) of every leaf entry in key order
 // (keys read as test items, testing::item_key).
 //
@@ -23,7 +26,9 @@
 
 namespace pmcached::engine::wbtree::testing {
 
-[[nodiscard]] ::pmcached::engine::testing::TreeReport inspect_wbtree(const pm::PmRegion& region,
-                                                                     std::uint64_t pool_root);
+enum class KeyHeads { kCheck, kSkip };
+
+[[nodiscard]] ::pmcached::engine::testing::TreeReport inspect_wbtree(
+    const pm::PmRegion& region, std::uint64_t pool_root, KeyHeads heads = KeyHeads::kCheck);
 
 }  // namespace pmcached::engine::wbtree::testing
