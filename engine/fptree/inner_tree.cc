@@ -36,6 +36,7 @@ void InnerTree::build(const std::vector<std::pair<std::string, std::uint64_t>>& 
       if (i > begin) node->keys.push_back(leaves[i].first);
       node->leaves.push_back(leaves[i].second);
     }
+    refresh_heads(*node);
     level.emplace_back(leaves[begin].first, std::move(node));
   }
   height_ = 1;
@@ -49,6 +50,7 @@ void InnerTree::build(const std::vector<std::pair<std::string, std::uint64_t>>& 
         if (i > begin) node->keys.push_back(std::move(level[i].first));
         node->children.push_back(std::move(level[i].second));
       }
+      refresh_heads(*node);
       above.emplace_back(std::move(level[begin].first), std::move(node));
     }
     nodes_ += level.size();
@@ -60,9 +62,28 @@ void InnerTree::build(const std::vector<std::pair<std::string, std::uint64_t>>& 
 }
 
 std::size_t InnerTree::child_index(const Node& n, std::string_view key) noexcept {
-  const auto it = std::upper_bound(n.keys.begin(), n.keys.end(), key,
-                                   [](std::string_view k, const std::string& b) { return k < b; });
-  return static_cast<std::size_t>(it - n.keys.begin());
+  return btree::upper_bound(
+      n.prefix, key, 0, static_cast<unsigned>(n.keys.size()),
+      [&](unsigned i) { return n.heads[i]; }, [&](unsigned i) { return std::string_view(n.keys[i]); });
+}
+
+void InnerTree::refresh_heads(Node& n) {
+  n.prefix.len = 0;
+  if (!n.keys.empty()) n.prefix.assign(n.keys.front());
+  for (const std::string& k : n.keys) n.prefix.shrink_to(k);
+  n.heads.resize(n.keys.size());
+  for (std::size_t i = 0; i < n.keys.size(); ++i) {
+    n.heads[i] = btree::head_after(n.keys[i], n.prefix.len);
+  }
+}
+
+void InnerTree::insert_head(Node& n, std::size_t i) {
+  // A node that had no separator had no prefix to share: the first one sets it.
+  if (n.keys.size() == 1 || n.prefix.shrink_to(n.keys[i])) {
+    refresh_heads(n);
+  } else {
+    insert_at(n.heads, i, btree::head_after(n.keys[i], n.prefix.len));
+  }
 }
 
 std::uint64_t InnerTree::find(std::string_view key) const noexcept {
@@ -104,6 +125,7 @@ void InnerTree::insert(std::string bound, std::uint64_t leaf) {
     auto root = std::make_unique<Node>();
     root->bottom = false;
     root->keys.push_back(std::move(split->key));
+    refresh_heads(*root);
     root->children.push_back(std::move(root_));
     root->children.push_back(std::move(split->right));
     root_ = std::move(root);
@@ -124,6 +146,7 @@ std::unique_ptr<InnerTree::Split> InnerTree::insert_into(Node& n, std::string bo
     insert_at(n.keys, i, std::move(below->key));
     insert_at(n.children, i + 1, std::move(below->right));
   }
+  insert_head(n, i);
   if (n.count() <= kFanout) return nullptr;
   // Split in two halves; the bound of the right half moves up.
   const std::size_t mid = n.count() / 2;
@@ -135,6 +158,10 @@ std::unique_ptr<InnerTree::Split> InnerTree::insert_into(Node& n, std::string bo
   right.keys.assign(std::make_move_iterator(n.keys.begin() + static_cast<std::ptrdiff_t>(mid)),
                     std::make_move_iterator(n.keys.end()));
   n.keys.resize(mid - 1);
+  // Both halves keep separators that share n's prefix, so its heads stay valid.
+  right.prefix = n.prefix;
+  right.heads.assign(n.heads.begin() + static_cast<std::ptrdiff_t>(mid), n.heads.end());
+  n.heads.resize(mid - 1);
   if (n.bottom) {
     right.leaves.assign(n.leaves.begin() + static_cast<std::ptrdiff_t>(mid), n.leaves.end());
     n.leaves.resize(mid);
@@ -151,13 +178,16 @@ std::unique_ptr<InnerTree::Split> InnerTree::insert_into(Node& n, std::string bo
 bool InnerTree::remove_child(Node& n, std::size_t i) {
   if (n.count() == 1) {
     n.keys.clear();
+    n.heads.clear();
     n.leaves.clear();
     n.children.clear();
     return true;
   }
   // Drop the bound on the side that keeps the ranges contiguous: the successor's bound (its
   // range then starts where the removed one's did) or, for the last child, the removed one's.
-  erase_at(n.keys, i < n.keys.size() ? i : i - 1);
+  const std::size_t bound = i < n.keys.size() ? i : i - 1;
+  erase_at(n.keys, bound);
+  erase_at(n.heads, bound);  // the prefix, shared by the rest, stays valid
   if (n.bottom) {
     erase_at(n.leaves, i);
   } else {
@@ -193,6 +223,7 @@ void InnerTree::erase(std::string_view key) {
 
 std::size_t InnerTree::bytes_of(const Node& n) noexcept {
   std::size_t bytes = sizeof(Node) + n.keys.capacity() * sizeof(std::string) +
+                      n.heads.capacity() * sizeof(std::uint32_t) +
                       n.leaves.capacity() * sizeof(std::uint64_t) +
                       n.children.capacity() * sizeof(std::unique_ptr<Node>);
   for (const std::string& k : n.keys) {

@@ -11,6 +11,10 @@
 // a longer binary search (8 steps); 1M keys in ~30K leaves then need 2 inner levels (a 3-node
 // path, the depth seed 002 Table 5.2 reports for FPTree) and 16M keys 3.
 //
+// Separators longer than std::string's inline buffer (mc-benchmark keys are) live on the heap, so
+// each node also keeps their shared prefix and 4-byte heads (engine/btree/key_heads.h): routing
+// reads a separator only on a head tie. heads[i] is keys[i]'s head; every change keeps them so.
+//
 // Thread safety: none; the engine's lock guards it.
 #pragma once
 
@@ -21,6 +25,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "engine/btree/key_heads.h"
 
 namespace pmcached::engine::fptree {
 
@@ -50,6 +56,8 @@ class InnerTree {
   struct Node {
     bool bottom = true;                           // children are PM leaves
     std::vector<std::string> keys;                // keys[i] is the bound of child i + 1
+    btree::KeyPrefix prefix{};                    // shared by every keys[i]
+    std::vector<std::uint32_t> heads;             // heads[i]: keys[i]'s head after prefix
     std::vector<std::uint64_t> leaves;            // bottom: the PM leaves
     std::vector<std::unique_ptr<Node>> children;  // otherwise: the nodes below
     [[nodiscard]] std::size_t count() const noexcept {
@@ -62,6 +70,10 @@ class InnerTree {
   };
 
   [[nodiscard]] static std::size_t child_index(const Node& n, std::string_view key) noexcept;
+  // Recomputes n's prefix and heads from its keys.
+  static void refresh_heads(Node& n);
+  // keys[i] was just inserted: its head goes in at i (every head moves if the prefix shrinks).
+  static void insert_head(Node& n, std::size_t i);
   std::unique_ptr<Split> insert_into(Node& n, std::string bound, std::uint64_t leaf);
   // Removes the child at `i`; returns true when `n` is left without children.
   static bool remove_child(Node& n, std::size_t i);
