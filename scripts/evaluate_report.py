@@ -151,9 +151,9 @@ WHY = {
               "keys) can cost more than a B-tree's in-place entry write; see the table.",
     "search": "every engine reads keys out of line, through the item. A radix lookup reads one "
               "key, at its leaf. A B-tree leaf also reads about one (fptree's fingerprints, "
-              "wbtree's and nvtree's key tags), but its inner levels compare keys too: wbtree "
-              "binary-searches key blocks in PM at every level, fptree and nvtree search DRAM "
-              "inner nodes whose separators are heap strings.",
+              "wbtree's and nvtree's key tags), and its inner levels binary-search separators "
+              "on top: integer key heads kept in the node (engine/btree/key_heads.h), with a "
+              "separator's key read only on a tie.",
     "artcow": "woart and artcow share node layouts and differ only in N4/N16 key order (artcow "
               "keeps them sorted); which of the two is faster changes with the distribution and "
               "the run, by margins within the run-to-run spread the quick mode measures.",
