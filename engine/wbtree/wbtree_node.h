@@ -43,8 +43,9 @@
 //
 // Fan-out: inner 54 — the most the one-line header can order (64 - 8 bitmap - 1 count - 1 kind =
 // 54 order bytes; the bitmap needs 1 + 54 bits); 16-byte entries and 4-byte heads with a 56-byte
-// prefix fill the 1200-byte class exactly. Leaf 52 — the largest leaf in the 480-byte class (64 + 52 * 8 = 480); 54 entries would
-// need 496 bytes, i.e. the 608-byte class with 112 bytes unused.
+// prefix fill the 1200-byte class exactly. Leaf 52 — the largest leaf in the 480-byte class
+// (64 + 52 * 8 = 480); 54 entries would need 496 bytes, i.e. the 608-byte class with 112 bytes
+// unused.
 //
 // Thread safety: plain data; the engine's lock orders all access.
 #pragma once
