@@ -12,9 +12,8 @@
 // nothing past the tag, the tag that of the referenced item's key; with KeyHeads::kCheck (a
 // running or recovered tree, not a raw crash image: heads are never flushed, wbtree_node.h),
 // every inner node's key prefix shared by its keyed entries and their heads matching their keys.
-// Reports every block (meta,
-// nodes, key blocks) with its layout bytes and the (key, ref) of every leaf entry in key order
-// (keys read as test items, testing::item_key).
+// Reports every block (meta, nodes, key blocks) with its layout bytes and the (key, ref) of every
+// leaf entry in key order (keys read as test items, testing::item_key).
 //
 // Thread safety: a pure function over a region nobody writes meanwhile.
 #pragma once
