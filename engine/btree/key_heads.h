@@ -12,7 +12,8 @@
 //
 // Upkeep (the node's owner): the prefix must be a prefix of every separator a search compares,
 // and each head that separator's head for the current prefix length. A new separator that does
-// not share the prefix shortens it (shrink_to), and then every head must be recomputed.
+// not share the prefix shortens it (shrink_to), and then every head must be recomputed
+// (refresh_heads).
 //
 // Plain data and pure functions; KeyPrefix is part of the wB+-Tree's PM inner node layout.
 #pragma once
@@ -58,6 +59,18 @@ static_assert(sizeof(KeyPrefix) == 56);
     head = (head << 8) | (at < key.size() ? static_cast<unsigned char>(key[at]) : 0u);
   }
   return head;
+}
+
+// Recomputes `prefix` as the common prefix (at most kMaxPrefix bytes) of the separators at
+// positions [first, last) and hands each one's head to set_head(p, head). An empty range leaves
+// an empty prefix.
+template <typename KeyAt, typename SetHead>
+void refresh_heads(KeyPrefix& prefix, unsigned first, unsigned last, const KeyAt& key_at,
+                   const SetHead& set_head) {
+  prefix.len = 0;
+  if (first < last) prefix.assign(key_at(first));
+  for (unsigned p = first + 1; p < last; ++p) prefix.shrink_to(key_at(p));
+  for (unsigned p = first; p < last; ++p) set_head(p, head_after(key_at(p), prefix.len));
 }
 
 // The first position p in [first, last) whose separator is > `key` (last if none): the upper

@@ -62,19 +62,18 @@ void InnerTree::build(const std::vector<std::pair<std::string, std::uint64_t>>& 
 }
 
 std::size_t InnerTree::child_index(const Node& n, std::string_view key) noexcept {
+  const auto count = static_cast<unsigned>(n.keys.size());
   return btree::upper_bound(
-      n.prefix, key, 0, static_cast<unsigned>(n.keys.size()),
-      [&](unsigned i) { return n.heads[i]; }, [&](unsigned i) { return std::string_view(n.keys[i]); });
+      n.prefix, key, 0, count, [&](unsigned i) { return n.heads[i]; },
+      [&](unsigned i) { return std::string_view(n.keys[i]); });
 }
 
 void InnerTree::refresh_heads(Node& n) {
-  n.prefix.len = 0;
-  if (!n.keys.empty()) n.prefix.assign(n.keys.front());
-  for (const std::string& k : n.keys) n.prefix.shrink_to(k);
   n.heads.resize(n.keys.size());
-  for (std::size_t i = 0; i < n.keys.size(); ++i) {
-    n.heads[i] = btree::head_after(n.keys[i], n.prefix.len);
-  }
+  btree::refresh_heads(
+      n.prefix, 0, static_cast<unsigned>(n.keys.size()),
+      [&](unsigned i) { return std::string_view(n.keys[i]); },
+      [&](unsigned i, std::uint32_t head) { n.heads[i] = head; });
 }
 
 void InnerTree::insert_head(Node& n, std::size_t i) {

@@ -20,15 +20,10 @@ unsigned route(const Node& node, std::string_view key) noexcept {
 }  // namespace
 
 void InnerArray::refresh_heads(Node& node) noexcept {
-  if (node.n < 2) {
-    node.prefix.len = 0;
-    return;
-  }
-  node.prefix.assign(node.keys[1]);
-  for (std::uint32_t c = 2; c < node.n; ++c) node.prefix.shrink_to(node.keys[c]);
-  for (std::uint32_t c = 1; c < node.n; ++c) {
-    node.heads[c] = btree::head_after(node.keys[c], node.prefix.len);
-  }
+  btree::refresh_heads(
+      node.prefix, 1, std::max<std::uint32_t>(node.n, 1),
+      [&](unsigned c) { return std::string_view(node.keys[c]); },
+      [&](unsigned c, std::uint32_t head) { node.heads[c] = head; });
 }
 
 void InnerArray::build(std::vector<Entry> list) {

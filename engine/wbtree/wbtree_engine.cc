@@ -46,23 +46,11 @@ unsigned WbTreeEngine::child_pos(std::uint64_t node, std::string_view key) const
 
 void WbTreeEngine::refresh_heads(std::uint64_t node) noexcept {
   Inner* n = inner(node);
-  const std::uint64_t in_use = n->header.bitmap & entry_mask(kInnerKind);
-  n->prefix.len = 0;
-  bool first = true;
-  for (unsigned e = 0; e < kInnerFanout; ++e) {
-    if ((in_use & entry_bit(e)) == 0 || n->entries[e].key_block == 0) continue;
-    const std::string_view key = block_key(n->entries[e].key_block);
-    if (first) {
-      n->prefix.assign(key);
-      first = false;
-    } else {
-      n->prefix.shrink_to(key);
-    }
-  }
-  for (unsigned e = 0; e < kInnerFanout; ++e) {
-    if ((in_use & entry_bit(e)) == 0 || n->entries[e].key_block == 0) continue;
-    n->heads[e] = btree::head_after(block_key(n->entries[e].key_block), n->prefix.len);
-  }
+  const NodeHeader* h = &n->header;
+  btree::refresh_heads(
+      n->prefix, 1, h->count,
+      [&](unsigned pos) { return block_key(n->entries[h->order[pos]].key_block); },
+      [&](unsigned pos, std::uint32_t head) { n->heads[h->order[pos]] = head; });
 }
 
 void WbTreeEngine::note_head(std::uint64_t node, unsigned entry) noexcept {

@@ -72,7 +72,8 @@ class WbTreeEngine final : public btree::BTreeEngine {
   }
   // Inner: the order position of the child whose range holds `key`.
   [[nodiscard]] unsigned child_pos(std::uint64_t node, std::string_view key) const;
-  // Inner: recomputes the key heads (prefix and every keyed in-use entry's head) from the keys.
+  // Inner: recomputes the key heads from the keys of order positions [1, count) (the slot array
+  // is valid; position 0 is the keyless entry).
   void refresh_heads(std::uint64_t node) noexcept;
   // Inner: brings the key heads up to date with in-use entry `entry`, just inserted (keyed).
   void note_head(std::uint64_t node, unsigned entry) noexcept;
