@@ -1,10 +1,11 @@
 // wB+-Tree ("wbtree"): the persistent B+-tree of Chen and Jin as seed 002 §2.2 describes it (the
 // 8-byte bitmap + slot-array variant), as a persistent index engine. All nodes live in PM.
 //
-// Structure (node layout v3 in wbtree_node.h): leaves of 52 unsorted entries (item reference +
+// Structure (node layout v4 in wbtree_node.h): leaves of 52 unsorted entries (item reference +
 // 15-bit key tag in one word, engine/btree/key_tag.h), inner nodes of 54 unsorted {key block,
-// child} entries; each node's one-line header holds a bitmap of the entries in use (bit 0 = "slot
-// array valid") and the slot array order[] listing them in key order. Keys are out of line: leaves
+// child} entries with their key heads (engine/btree/key_heads.h); each node's one-line header
+// holds a bitmap of the entries in use (bit 0 = "slot array valid") and the slot array order[]
+// listing them in key order. Keys are out of line: leaves
 // compare through EngineContext::key_of, separators are key blocks {u8 len; bytes} in the index
 // heap. An exact-match leaf search (lookup, and upsert/erase of an existing key) scans the in-use
 // entries' tags and reads a key only where the tag matches; only an insert of a new key binary-

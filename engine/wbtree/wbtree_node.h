@@ -25,13 +25,13 @@
 // over order[]. Only an insert of a new key still binary-searches (for its position in order[]).
 // The tag is written in the same 8-byte store as the reference, so it costs no flush or fence and
 // always describes the reference beside it (tests/wbtree/wbtree_inspect.cc checks it; recovery does
-// not, see wbtree_recover.cc). Layout versions 1 (bare references) and 2 (the insert cleared bit 0)
-// are refused by their meta magics. Inner (1200 bytes, an allocator size class): header + 54 x
-// {u64 key_block, u64 child} (928 bytes) + the key heads (272 bytes, below). A key block is an
-// index block {u8 len; len key bytes} owned by exactly one inner entry. The first entry in key
-// order of an inner node has no key (minus infinity): its key_block is 0 (the engine keeps it so;
-// recovery restores it). An entry of inner node X with key k covers the keys in [k, next entry's
-// key) within X's own range.
+// not, see wbtree_recover.cc). Layout versions 1 (bare references), 2 (the insert cleared bit 0)
+// and 3 (no key heads) are refused by their meta magics. Inner (1200 bytes, an allocator size
+// class): header + 54 x {u64 key_block, u64 child} (928 bytes) + the key heads (272 bytes,
+// below). A key block is an index block {u8 len; len key bytes} owned by exactly one inner entry.
+// The first entry in key order of an inner node has no key (minus infinity): its key_block is 0
+// (the engine keeps it so; recovery restores it). An entry of inner node X with key k covers the
+// keys in [k, next entry's key) within X's own range.
 //
 // Key heads (layout version 4; engine/btree/key_heads.h): a prefix shared by the node's keyed
 // entries (at most 55 bytes) and per entry the 4 bytes of its key after it, so that the binary
