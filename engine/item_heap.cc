@@ -33,12 +33,21 @@ ItemHeader* ItemHeap::allocate_item(std::string_view key, std::size_t value_size
 
 namespace {
 
+// Each record is preceded by its links in the same allocation.
 class DramHeap final : public ItemHeap {
  public:
   ItemHeader* allocate(std::size_t size) noexcept override {
-    return static_cast<ItemHeader*>(std::malloc(size));
+    void* block = std::malloc(kLinksSize + size);
+    if (block == nullptr) return nullptr;
+    new (block) pm::BlockLinks{};
+    return reinterpret_cast<ItemHeader*>(static_cast<char*>(block) + kLinksSize);
   }
-  void free(ItemHeader* item) noexcept override { std::free(item); }
+  void free(ItemHeader* item) noexcept override {
+    if (item != nullptr) std::free(reinterpret_cast<char*>(item) - kLinksSize);
+  }
+  pm::BlockLinks& links(ItemRef ref) const noexcept override {
+    return *reinterpret_cast<pm::BlockLinks*>(reinterpret_cast<char*>(ref) - kLinksSize);
+  }
   ItemRef ref_of(const ItemHeader* item) const noexcept override {
     return reinterpret_cast<ItemRef>(item);
   }
@@ -48,6 +57,10 @@ class DramHeap final : public ItemHeap {
   void persist(const void*, std::size_t) noexcept override {}
   void flush_before_publish(const void*, std::size_t) noexcept override {}
   bool plausible(ItemRef ref) const noexcept override { return ref != kNoItem; }
+
+ private:
+  static constexpr std::size_t kLinksSize = sizeof(pm::BlockLinks);
+  static_assert(kLinksSize % alignof(ItemHeader) == 0);
 };
 
 class PmHeap final : public ItemHeap {
@@ -82,6 +95,11 @@ class PmHeap final : public ItemHeap {
   std::size_t footprint(std::size_t record_size) const noexcept override {
     return allocator_.rounded_size(record_size);
   }
+  std::size_t class_count() const noexcept override { return allocator_.class_count(); }
+  std::size_t size_class(std::size_t record_size) const noexcept override {
+    return allocator_.size_class(record_size);
+  }
+  pm::BlockLinks& links(ItemRef ref) const noexcept override { return allocator_.links(ref); }
 
   bool plausible(ItemRef ref) const noexcept override {
     const std::uint64_t size = pool_.region().size();

@@ -19,10 +19,10 @@
 
 #include "engine/index_engine.h"
 #include "engine/item.h"
+#include "engine/pm/allocator.h"
 
 namespace pmcached::pm {
 class Pool;
-class Allocator;
 }  // namespace pmcached::pm
 
 namespace pmcached::engine {
@@ -43,6 +43,15 @@ class ItemHeap {
   [[nodiscard]] virtual std::size_t footprint(std::size_t record_size) const noexcept {
     return record_size;
   }
+
+  // Size classes: records of one class share their blocks (a persistent heap's allocator
+  // classes; the DRAM heap has one class). The store keeps one recency list per class.
+  [[nodiscard]] virtual std::size_t class_count() const noexcept { return 1; }
+  [[nodiscard]] virtual std::size_t size_class(std::size_t /*record_size*/) const noexcept {
+    return 0;
+  }
+  // The volatile list links of an allocated record (DRAM, never persisted).
+  [[nodiscard]] virtual pm::BlockLinks& links(ItemRef ref) const noexcept = 0;
 
   // When allocating `record_size` bytes fails for lack of a chunk of that size class: up to
   // `count` [begin, end) reference ranges whose records the store should evict to free a chunk

@@ -126,10 +126,11 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
   ItemHeader* fresh = nullptr;
   if (!concat) {
     fresh = heap.allocate_item(key, request.value.size());
-    // No block of this size although the memory limit is not reached: every chunk belongs to
-    // other size classes. Evacuate one and try again, as memcached rebalances its slabs.
-    for (int round = 0; fresh == nullptr && options.evict_when_full && round < kEvacuations &&
-                        evacuate_for(item_record_size(key.size(), request.value.size()));
+    // No block of this size although the memory limit is not reached: the class is full and
+    // every chunk is taken. Evict the class's least recently used record (or, for a class
+    // without records, evacuate the oldest chunks) and try again, as memcached does.
+    for (int round = 0; fresh == nullptr && options.evict_when_full && round < kRoomAttempts &&
+                        make_block(item_record_size(key.size(), request.value.size()));
          ++round) {
       fresh = heap.allocate_item(key, request.value.size());
     }

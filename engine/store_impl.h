@@ -1,12 +1,14 @@
 // Store::Impl: the store's private state and helpers, shared by store.cc (reads and storage
 // commands), store_update.cc (delete, arithmetic, touch, flush) and store_memory.cc (record
-// lifetime, memory accounting, CLOCK eviction, statistics).
+// lifetime, memory accounting, eviction by recency, statistics).
 //
 // Locking rules (deadlock freedom):
 //   stripe mutex  ->  engine (its own shared_mutex)        every key operation
-//   hand mutex    ->  engine                                 eviction collects a batch of keys
+//   stripe mutex  ->  recency list mutex                   publishing and unlinking a record
+//   hand mutex    ->  engine                                 -M and the sweep collect keys
 // Never two stripe mutexes at once; never a stripe mutex while evicting or scanning; the
-// engine never calls back into the store. Operations that need memory while holding a
+// engine never calls back into the store; the eviction walk copies a key under a list mutex and
+// releases it before taking the key's stripe. Operations that need memory while holding a
 // stripe take it with try_reserve(); if that fails they release the stripe, call make_room()
 // and start over.
 #pragma once
@@ -25,6 +27,7 @@
 #include "engine/item_heap.h"
 #include "engine/lock_stripes.h"
 #include "engine/pm/persistence.h"
+#include "engine/recency_lists.h"
 #include "engine/store.h"
 
 namespace pmcached::engine {
@@ -101,9 +104,27 @@ struct Store::Impl {
   // --- memory (no stripe mutex needed) ---
   bool try_reserve(std::size_t bytes) noexcept;  // false if it would pass the limit
   void release(std::size_t bytes) noexcept;
-  // Reclaims dead items and, if allowed, evicts live ones in CLOCK order until `bytes` more
-  // fit. Must be called with no stripe mutex held. False if no room could be made.
+  // Reclaims dead items and, if allowed, evicts live ones, least recently used first (the
+  // oldest tail of all size classes), until `bytes` more fit. Must be called with no stripe
+  // mutex held. False if no room could be made.
   bool make_room(std::size_t bytes) noexcept;
+  // When allocating a record of `record_size` bytes failed (its size class has no free block and
+  // no chunk is free): frees a block of that class by evicting the class's least recently used
+  // record, or, when the class has none, evacuates the chunks holding the oldest records.
+  // No stripe mutex may be held. False if nothing could be freed.
+  bool make_block(std::size_t record_size) noexcept;
+  // One step of the recency walk on `size_class`: its least recent record is reclaimed if dead,
+  // given a second chance if read since it was stored or last passed, else evicted. True if a
+  // record was freed.
+  bool evict_oldest(std::size_t size_class) noexcept;
+  // The eviction decision for `item`, the published record of `key` (its stripe is held): frees
+  // it if dead, or (when evictions are allowed) if not referenced; clears the referenced bit.
+  bool age_out(std::string_view key, ItemHeader* item, Stripe& stripe,
+               std::int64_t now) noexcept;
+  // Orders records in the recency lists: grows with every stored record.
+  std::uint64_t recency_stamp() const noexcept {
+    return cas_counter.load(std::memory_order_relaxed);
+  }
   // Collects up to kClockBatch keys from the CLOCK hand onwards (wrapping) and moves it.
   void collect_clock_batch(std::vector<std::string>& batch);
   // The same for any hand; the caller holds the hand's mutex.
@@ -111,7 +132,7 @@ struct Store::Impl {
   // The background sweep: unlinks expired and flushed items, visiting at most `max_visits`
   // keys from where the last sweep stopped. Returns how many it reclaimed.
   std::size_t reclaim_dead(std::size_t max_visits) noexcept;
-  // One CLOCK step on `key`; true if its record was freed.
+  // One CLOCK step on `key` (key order, -M only); true if its record was freed.
   bool clock_visit(const std::string& key, std::int64_t now) noexcept;
 
   // Changes a published item's expiry in place: one aligned 8-byte store, persisted (a touch
@@ -149,6 +170,9 @@ struct Store::Impl {
   static constexpr std::size_t kClockBatch = 32;
   // Keys make_room() looks at for dead items under -M.
   static constexpr std::size_t kNoEvictVisits = 4 * kClockBatch;
+  // Records make_block() may pass over (second chances, keys changed meanwhile) before it
+  // falls back to evacuating chunks.
+  static constexpr std::size_t kBlockVisits = 64;
 
   std::unique_ptr<ItemHeap> owned_heap;  // the DRAM heap of a store made without one
   ItemHeap& heap;
@@ -156,6 +180,7 @@ struct Store::Impl {
   const Clock& clock;
   const StoreOptions options;
   LockStripes stripes;
+  RecencyLists recency;  // every published record, per size class, most recent first
 
   alignas(64) std::atomic<std::uint64_t> cas_counter{0};
   std::atomic<std::uint64_t> cas_reserved{UINT64_MAX};  // a pool's persisted high-water mark
@@ -164,7 +189,7 @@ struct Store::Impl {
   alignas(64) FlushState flush_state;
   std::atomic<std::uint64_t> cmd_flush{0};
 
-  // CLOCK hand: the key the next eviction batch starts from ("" = the beginning).
+  // CLOCK hand in key order, for -M (dead items only): the key the next batch starts from.
   alignas(64) std::mutex hand_mutex;
   std::string hand;
   // The expiry sweep's own hand, so it does not disturb the CLOCK.

@@ -1,4 +1,5 @@
-// Store::Impl: record lifetime, memory accounting, CLOCK eviction and statistics.
+// Store::Impl: record lifetime, memory accounting, eviction by recency and statistics.
+#include <algorithm>
 #include <cassert>
 #include <new>
 #include <vector>
@@ -16,7 +17,8 @@ Store::Impl::Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<ItemHeap> 
       engine(std::move(index)),
       clock(time_source),
       options(opts),
-      stripes(opts.lock_stripes) {
+      stripes(opts.lock_stripes),
+      recency(item_heap) {
   // A persistent store persists a cas high-water mark before handing out its first cas.
   if (heap.pool() != nullptr) cas_reserved.store(0, std::memory_order_relaxed);
 }
@@ -71,6 +73,7 @@ void Store::Impl::unlink(std::string_view key, ItemHeader* item, Stripe& stripe)
   (void)engine->erase(key);
   release(footprint(*item));
   stripe.sub(Counter::kCurrItems);
+  recency.remove(heap.ref_of(item));
   heap.free(item);
 }
 
@@ -100,6 +103,8 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
   ItemHeader* previous = result.previous == kNoItem ? nullptr : heap.item(result.previous);
   assert(!old_known || previous == old);
   (void)old;
+  recency.push(heap.ref_of(fresh), recency_stamp());
+  if (previous != nullptr) recency.remove(result.previous);
   stripe.add(Counter::kTotalItems);
   if (previous == nullptr) {
     stripe.add(Counter::kCurrItems);
@@ -171,7 +176,22 @@ bool Store::Impl::clock_visit(const std::string& key, std::int64_t now) noexcept
   std::lock_guard lock(stripe.mutex);
   const ItemRef ref = engine->lookup(key);
   if (ref == kNoItem) return false;
-  ItemHeader* item = heap.item(ref);
+  return age_out(key, heap.item(ref), stripe, now);
+}
+
+bool Store::Impl::evict_oldest(std::size_t size_class) noexcept {
+  RecencyLists::Claim claim;
+  if (!recency.claim_oldest(size_class, recency_stamp(), claim)) return false;
+  const std::string_view key = claim.key_view();
+  Stripe& stripe = stripes.for_key(key);
+  std::lock_guard lock(stripe.mutex);
+  // Replaced or deleted since it was claimed: its successor is listed on its own.
+  if (engine->lookup(key) != claim.ref) return false;
+  return age_out(key, heap.item(claim.ref), stripe, clock.now());
+}
+
+bool Store::Impl::age_out(std::string_view key, ItemHeader* item, Stripe& stripe,
+                          std::int64_t now) noexcept {
   const bool fetched = item->has(ItemHeader::kFetched);
   if (is_dead(*item, now)) {
     stripe.add(Counter::kReclaimed);
@@ -195,11 +215,20 @@ bool Store::Impl::make_room(std::size_t n) noexcept {
   if (n > limit) return false;
   const auto fits = [&] { return used_bytes.load(std::memory_order_relaxed) <= limit - n; };
   if (fits()) return true;
-  // Two full sweeps suffice: the first clears every referenced bit, the second evicts. With
-  // -M only dead items may go, so a short look suffices (a full pass per refused set would make
-  // a full cache quadratically slow); the background sweep reclaims the rest.
-  const std::size_t max_visits =
-      options.evict_when_full ? 2 * engine->size() + kClockBatch : kNoEvictVisits;
+  if (options.evict_when_full) {
+    // Least recently used first, over all classes: the class whose tail is oldest gives.
+    // Two passes suffice: the first clears every referenced bit, the second evicts.
+    const std::size_t max_visits = 2 * engine->size() + kClockBatch;
+    for (std::size_t visits = 0; visits < max_visits && !fits(); ++visits) {
+      const std::size_t oldest = recency.oldest_class();
+      if (oldest == RecencyLists::kNoClass) break;
+      (void)evict_oldest(oldest);
+    }
+    return fits();
+  }
+  // -M: only dead items may go, so a short look in key order suffices (a full pass per refused
+  // set would make a full cache quadratically slow); the background sweep reclaims the rest.
+  const std::size_t max_visits = kNoEvictVisits;
   std::size_t visits = 0;
   try {
     std::vector<std::string> batch;
@@ -225,6 +254,16 @@ bool Store::Impl::make_room(std::size_t n) noexcept {
     return false;
   }
   return fits();
+}
+
+bool Store::Impl::make_block(std::size_t record_size) noexcept {
+  const std::size_t size_class = recency.class_of(record_size);
+  // Each record evicted from the class frees a block of the class (a large run may need more).
+  const std::size_t max_visits = std::min(2 * recency.size(size_class) + 1, kBlockVisits);
+  for (std::size_t visits = 0; visits < max_visits; ++visits) {
+    if (evict_oldest(size_class)) return true;
+  }
+  return evacuate_for(record_size);
 }
 
 std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {

@@ -5,6 +5,7 @@
 // (checksum failures) are unlinked and reported, while a broken structure (an index reference
 // that is not an allocated block) makes recover() throw, so the pool is refused, not served; the cas counter resumes above both the persisted high-water mark
 // and every item's cas; the flush_all state is restored from the superblock.
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,7 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
   std::uint64_t charged = 0;  // what the items take in the heap (the memory limit's unit)
   std::vector<std::string> corrupt_keys;      // unlink these
   std::vector<std::uint64_t> corrupt_blocks;  // marked blocks of corrupt items
+  std::vector<std::pair<std::uint64_t, ItemRef>> intact;  // (cas, ref): the recency order
   s.engine->scan("", [&](std::string_view key, ItemRef ref) {
     if (!s.heap.plausible(ref) || !allocator.mark_reachable(ref)) {
       if (structural.empty()) {
@@ -69,6 +71,7 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
     ++report.items_recovered;
     report.bytes_live += item->record_size();
     charged += s.footprint(*item);
+    intact.emplace_back(item->cas, ref);
     if (item->cas > max_cas) max_cas = item->cas;
     return true;
   });
@@ -87,6 +90,10 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
       if (block == removed) allocator.free(block);
     }
   }
+
+  // The recency lists are volatile: rebuilt with the oldest cas (the oldest store) least recent.
+  std::sort(intact.begin(), intact.end());
+  for (const auto& [cas, ref] : intact) s.recency.push(ref, cas);
 
   s.used_bytes.store(charged, std::memory_order_relaxed);
   s.stripes.for_key("").add(Counter::kCurrItems, report.items_recovered);

@@ -58,7 +58,11 @@ struct Chunk {
   std::uint32_t used = 0;           // blocks in use (kLarge: 0 or 1)
   std::uint32_t partial_pos = kNone;  // index in its class's partial list
   BlockUse use = BlockUse::kItem;
+  std::uint64_t stamp = 0;            // the allocation tick of its newest block
   std::vector<std::uint64_t> bitmap;  // kSmall: blocks in use
+  // kSmall, kLarge: one per block. Never reallocated while a block is in use (links() reads the
+  // pointer without the mutex).
+  std::unique_ptr<BlockLinks[]> links;
 };
 
 }  // namespace
@@ -76,6 +80,7 @@ struct Allocator::Impl {
   std::uint64_t bytes_in_use = 0;
   std::uint64_t blocks_in_use = 0;
   std::uint64_t chunks_in_use = 0;
+  std::uint64_t tick = 0;  // counts allocations; stamps chunks
   mutable std::mutex mutex;
 
   Impl(PmRegion& r, std::uint64_t begin, std::uint64_t end)
@@ -162,6 +167,14 @@ struct Allocator::Impl {
     c.size_class = size_class;
     c.used = 0;
     c.bitmap.assign((blocks_per_chunk[size_class] + 63) / 64, 0);
+    c.links = std::make_unique<BlockLinks[]>(blocks_per_chunk[size_class]);
+  }
+
+  void make_large(std::uint32_t index, std::uint32_t run) {
+    Chunk& c = chunks[index];
+    c.state = ChunkState::kLarge;
+    c.run = run;
+    c.links = std::make_unique<BlockLinks[]>(1);
   }
 
   void release_chunks(std::uint32_t first, std::uint32_t run) {
@@ -193,6 +206,7 @@ struct Allocator::Impl {
       }
     }
     if (++c.used == blocks_per_chunk[size_class]) remove_partial(index);
+    c.stamp = ++tick;
     bytes_in_use += classes[size_class];
     ++blocks_in_use;
     return chunk_start(index) + kChunkHeaderSize + std::uint64_t{block} * classes[size_class];
@@ -221,10 +235,11 @@ struct Allocator::Impl {
     write_header(start, static_cast<std::uint32_t>(usable), run);
     for (std::uint32_t i = start; i < start + run; ++i) {
       free_chunks.erase(i);
-      chunks[i].state = i == start ? ChunkState::kLarge : ChunkState::kContinuation;
+      if (i != start) chunks[i].state = ChunkState::kContinuation;
     }
-    chunks[start].run = run;
+    make_large(start, run);
     chunks[start].used = 1;
+    chunks[start].stamp = ++tick;
     chunks_in_use += run;
     bytes_in_use += usable;
     ++blocks_in_use;
@@ -315,8 +330,7 @@ struct Allocator::Impl {
         h->block_size != run * kChunkSize - kChunkHeaderSize) {
       return 1;  // not a header this allocator writes: the chunk is free
     }
-    chunks[index].state = ChunkState::kLarge;
-    chunks[index].run = static_cast<std::uint32_t>(run);
+    make_large(index, static_cast<std::uint32_t>(run));
     for (std::uint32_t i = index; i < index + run; ++i) {
       if (i != index) chunks[i].state = ChunkState::kContinuation;
       free_chunks.erase(i);
@@ -351,13 +365,13 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> Allocator::evacuation_candi
   const auto wanted = static_cast<std::uint32_t>(
       std::lower_bound(classes.begin(), classes.end(), std::max<std::size_t>(size, 1)) -
       classes.begin());
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> ranked;  // (blocks in use, chunk)
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> ranked;  // (newest allocation, chunk)
   for (std::uint32_t i = 0; i < impl_->chunks.size(); ++i) {
     const Chunk& c = impl_->chunks[i];
     const bool candidate = c.use == BlockUse::kItem &&
                            ((c.state == ChunkState::kSmall && (!small || c.size_class != wanted)) ||
                             c.state == ChunkState::kLarge);
-    if (candidate && c.used > 0) ranked.emplace_back(c.used, i);
+    if (candidate && c.used > 0) ranked.emplace_back(c.stamp, i);
   }
   const std::size_t n = std::min(count, ranked.size());
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end());
@@ -370,6 +384,25 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> Allocator::evacuation_candi
                      impl_->chunk_start(index) + std::uint64_t{run} * kChunkSize);
   }
   return out;
+}
+
+std::size_t Allocator::size_class(std::size_t size) const noexcept {
+  const auto& classes = impl_->classes;  // immutable after construction: no lock needed
+  if (size > kMaxSmallBlock) return classes.size();
+  return static_cast<std::size_t>(
+      std::lower_bound(classes.begin(), classes.end(), std::max<std::size_t>(size, 1)) -
+      classes.begin());
+}
+
+std::size_t Allocator::class_count() const noexcept { return impl_->classes.size() + 1; }
+
+BlockLinks& Allocator::links(std::uint64_t offset) const noexcept {
+  // The caller owns the block, so its chunk keeps its class and links array meanwhile; those
+  // were set before the block was handed out, under the mutex the caller's allocate() took.
+  const std::uint64_t rel = offset - impl_->heap_begin;
+  const Chunk& c = impl_->chunks[rel / kChunkSize];
+  if (c.state == ChunkState::kLarge) return c.links[0];
+  return c.links[(rel % kChunkSize - kChunkHeaderSize) / impl_->classes[c.size_class]];
 }
 
 std::size_t Allocator::rounded_size(std::size_t size) const noexcept {

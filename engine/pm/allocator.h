@@ -17,8 +17,12 @@
 // dropping it in finish_rebuild) zeroes and persists the header areas of its chunks, the
 // first one last, so block data is never read as a header.
 //
+// Volatile side data: every block has BlockLinks in DRAM (zeroed when its chunk gets a size class,
+// never persisted) for the owner to keep its blocks in lists, e.g. the store's recency order.
+//
 // Thread safety: allocate()/free() are thread-safe (one mutex; per-thread caches may come
-// later). Rebuild calls are single-threaded, before any allocate().
+// later). Rebuild calls are single-threaded, before any allocate(). links() and size_class() take
+// no lock.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +44,13 @@ inline constexpr std::size_t kMaxSmallBlock = 64u << 10;
 // items of a chunk (to change its size class) always frees it. Not persistent: the start-up
 // rebuild learns each chunk's use from who marks its blocks.
 enum class BlockUse : std::uint8_t { kItem = 0, kIndex = 1 };
+
+// The DRAM side data of one block (see links()).
+struct BlockLinks {
+  std::uint64_t prev = 0;
+  std::uint64_t next = 0;
+  std::uint64_t stamp = 0;
+};
 
 struct AllocatorStats {
   std::uint64_t heap_bytes = 0;       // capacity of the heap
@@ -65,15 +76,21 @@ class Allocator {
   // Returns a block; the caller guarantees nothing reachable refers to it any more.
   void free(std::uint64_t offset) noexcept;
   // When allocate(size) fails because every chunk is committed to other size classes: the
-  // [begin, end) offsets of up to `count` chunks (or large runs) whose evacuation frees a chunk
-  // soonest (the fewest blocks in use, not of size's own class). The owner frees the blocks in
-  // them (memcached's slab rebalancing does the same for its slabs). Only item chunks are
-  // candidates.
+  // [begin, end) offsets of up to `count` chunks (or large runs) whose blocks were allocated
+  // longest ago (the chunks whose newest block is the oldest), not of size's own class. The owner
+  // frees the blocks in them (memcached's slab rebalancing does the same for its slabs). Only
+  // item chunks are candidates.
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> evacuation_candidates(
       std::size_t size, std::size_t count) const;
 
   // The size of the block that allocate(size) would hand out (its size class).
   [[nodiscard]] std::size_t rounded_size(std::size_t size) const noexcept;
+  // The size class allocate(size) uses: 0 .. class_count() - 1, the last one for large blocks.
+  [[nodiscard]] std::size_t size_class(std::size_t size) const noexcept;
+  [[nodiscard]] std::size_t class_count() const noexcept;
+  // The side data of the block at `offset`, which the caller owns (allocated and not freed).
+  [[nodiscard]] BlockLinks& links(std::uint64_t offset) const noexcept;
+
   // The usable size of the block at `offset`.
   [[nodiscard]] std::size_t block_size(std::uint64_t offset) const noexcept;
 
