@@ -1,4 +1,5 @@
-// Store: memory accounting, CLOCK eviction (second chance for read items) and -M.
+// Store: memory accounting, eviction by recency (least recently stored first, second chance for
+// read items) and -M.
 #include <cstdio>
 
 #include <gtest/gtest.h>
@@ -48,9 +49,10 @@ TEST_F(EvictionTest, InsertingBeyondTheLimitEvictsAndStaysBounded) {
 TEST_F(EvictionTest, ReadItemsGetASecondChance) {
   open(20);
   for (int i = 0; i < 20; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(get(key_n("k", i)));  // read the first half
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(get(key_n("k", i)));  // read the oldest half
   for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("z", i)), StoreStatus::kStored);
-  // The hand passes k000..k009 (clearing their bits) and evicts unread k010..k014.
+  // The walk from the least recent passes k000..k009 (clearing their bits, moving them to the
+  // most recent end) and evicts unread k010..k014.
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
   for (int i = 10; i < 15; ++i) EXPECT_FALSE(get(key_n("k", i))) << i;
   for (int i = 15; i < 20; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
@@ -60,12 +62,36 @@ TEST_F(EvictionTest, ReadItemsGetASecondChance) {
   EXPECT_EQ(s.evicted_unfetched, 5u);
 }
 
-TEST_F(EvictionTest, WithoutReadsTheHandEvictsInKeyOrder) {
+// Until the fix for issue 15 this test was "the hand evicts in key order", which held only
+// because its keys were written in key order.
+TEST_F(EvictionTest, WithoutReadsTheLeastRecentlyStoredAreEvictedFirst) {
   open(20);
   for (int i = 0; i < 20; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
   for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("z", i)), StoreStatus::kStored);
   for (int i = 0; i < 5; ++i) EXPECT_FALSE(get(key_n("k", i))) << i;
   for (int i = 5; i < 20; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+}
+
+// Issue 15: key order is not age order. Written in descending key order, the keys that sort
+// last are the oldest and must go first; a key-order hand evicted the newest.
+TEST_F(EvictionTest, EvictionFollowsWriteOrderNotKeyOrder) {
+  open(20);
+  for (int i = 19; i >= 0; --i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("a", i)), StoreStatus::kStored);
+  for (int i = 0; i < 15; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+  for (int i = 15; i < 20; ++i) EXPECT_FALSE(get(key_n("k", i))) << i;
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(get(key_n("a", i))) << i;
+}
+
+// An overwrite makes an item the most recent again.
+TEST_F(EvictionTest, OverwrittenItemsBecomeMostRecent) {
+  open(20);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(fill(key_n("z", i)), StoreStatus::kStored);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+  for (int i = 5; i < 10; ++i) EXPECT_FALSE(get(key_n("k", i))) << i;
+  for (int i = 10; i < 20; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
 }
 
 TEST_F(EvictionTest, ExpiredItemsAreReclaimedBeforeLiveOnesAreEvicted) {
