@@ -26,6 +26,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
   Stripe& stripe = stripes.for_key(key);
   const bool touching = request.touch_exptime.has_value();
   bool may_vivify = request.vivify_ttl.has_value();
+  Room room(*this);
 
   for (int attempt = 1;; ++attempt) {
     std::size_t need = 0;
@@ -37,7 +38,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
       if (item == nullptr && may_vivify) {
         // mg N: create an empty item and give this client the win.
         const std::size_t size = footprint(item_record_size(key.size(), 0));
-        if (!try_reserve(size)) {
+        if (!room.reserve(size)) {
           need = size;
         } else if ((item = heap.allocate_item(key, 0)) == nullptr) {
           release(size);
@@ -95,7 +96,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
         return out;
       }
     }
-    if (attempt >= kRoomAttempts || !make_room(need)) may_vivify = false;
+    if (attempt >= kRoomAttempts || !make_room(need, room)) may_vivify = false;
   }
 }
 
@@ -129,8 +130,9 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
     // No block of this size although the memory limit is not reached: the class is full and
     // every chunk is taken. Evict the class's least recently used record (or, for a class
     // without records, evacuate the oldest chunks) and try again, as memcached does.
-    for (int round = 0; fresh == nullptr && options.evict_when_full && round < kRoomAttempts &&
-                        make_block(item_record_size(key.size(), request.value.size()));
+    for (int round = 0; fresh == nullptr && options.evict_when_full &&
+                        round < kClassEvictions + kEvacuations &&
+                        make_block(item_record_size(key.size(), request.value.size()), round);
          ++round) {
       fresh = heap.allocate_item(key, request.value.size());
     }
@@ -171,6 +173,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
     }
   }
   bool may_grow = true;  // false once make_room() has failed
+  Room room(*this);
   StoreStatus status = StoreStatus::kStored;
   for (int attempt = 1;; ++attempt) {
     std::size_t need = 0;
@@ -270,7 +273,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
         }
         const std::size_t reserve =
             growth(footprint(*record), old == nullptr ? 0 : footprint(*old));
-        if (!try_reserve(reserve)) {
+        if (!room.reserve(reserve)) {
           if (record != fresh) heap.free(record);
           if (may_grow) {
             need = reserve;
@@ -294,7 +297,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
         break;
       }
     }
-    if (attempt >= kRoomAttempts || !make_room(need)) may_grow = false;
+    if (attempt >= kRoomAttempts || !make_room(need, room)) may_grow = false;
   }
 
   if (fresh != nullptr) heap.free(fresh);

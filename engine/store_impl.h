@@ -104,15 +104,39 @@ struct Store::Impl {
   // --- memory (no stripe mutex needed) ---
   bool try_reserve(std::size_t bytes) noexcept;  // false if it would pass the limit
   void release(std::size_t bytes) noexcept;
+  // Memory that make_room() reserved for an operation between two of its attempts, so that a
+  // concurrent store cannot take it first (which could starve the evicting writer); whatever is
+  // left is released when the operation ends.
+  struct Room {
+    explicit Room(Impl& owner) noexcept : impl(owner) {}
+    ~Room() {
+      if (bytes != 0) impl.release(bytes);
+    }
+    Room(const Room&) = delete;
+    Room& operator=(const Room&) = delete;
+    // Reserves `n` bytes, taking the room first.
+    bool reserve(std::size_t n) noexcept {
+      if (bytes >= n) {
+        bytes -= n;
+        return true;
+      }
+      if (!impl.try_reserve(n - bytes)) return false;
+      bytes = 0;
+      return true;
+    }
+    Impl& impl;
+    std::size_t bytes = 0;
+  };
   // Reclaims dead items and, if allowed, evicts live ones, least recently used first (the
-  // oldest tail of all size classes), until `bytes` more fit. Must be called with no stripe
-  // mutex held. False if no room could be made.
-  bool make_room(std::size_t bytes) noexcept;
+  // oldest tail of all size classes), until `bytes` more fit, and adds them to `room`. Must be
+  // called with no stripe mutex held. False if no room could be made.
+  bool make_room(std::size_t bytes, Room& room) noexcept;
   // When allocating a record of `record_size` bytes failed (its size class has no free block and
-  // no chunk is free): frees a block of that class by evicting the class's least recently used
-  // record, or, when the class has none, evacuates the chunks holding the oldest records.
-  // No stripe mutex may be held. False if nothing could be freed.
-  bool make_block(std::size_t record_size) noexcept;
+  // no chunk is free), the `attempt`th time: frees a block of that class by evicting the class's
+  // least recently used record; from attempt kClassEvictions on, or when the class has no
+  // records, evacuates the chunks whose blocks are oldest instead (a large run needs whole
+  // chunks). No stripe mutex may be held. False if nothing could be freed.
+  bool make_block(std::size_t record_size, int attempt) noexcept;
   // One step of the recency walk on `size_class`: its least recent record is reclaimed if dead,
   // given a second chance if read since it was stored or last passed, else evicted. True if a
   // record was freed.
@@ -158,7 +182,8 @@ struct Store::Impl {
   static constexpr std::size_t kChunksPerEvacuation = 4;
   // Candidates looked at per chunk evacuated (some hold only index nodes).
   static constexpr std::size_t kCandidatesPerChunk = 4;
-  // Evacuations one store() may try before answering out of memory.
+  // Evacuations one store() (after kClassEvictions) or publish() (for index nodes) may try
+  // before answering out of memory.
   static constexpr int kEvacuations = 4;
 
   // Unlinks `key` if present (memcached drops the old value when a set fails).
@@ -173,6 +198,8 @@ struct Store::Impl {
   // Records make_block() may pass over (second chances, keys changed meanwhile) before it
   // falls back to evacuating chunks.
   static constexpr std::size_t kBlockVisits = 64;
+  // Attempts of make_block() that evict from the class before it evacuates chunks.
+  static constexpr int kClassEvictions = 2;
 
   std::unique_ptr<ItemHeap> owned_heap;  // the DRAM heap of a store made without one
   ItemHeap& heap;

@@ -210,21 +210,26 @@ bool Store::Impl::age_out(std::string_view key, ItemHeader* item, Stripe& stripe
   return true;
 }
 
-bool Store::Impl::make_room(std::size_t n) noexcept {
+bool Store::Impl::make_room(std::size_t n, Room& room) noexcept {
   const std::size_t limit = options.memory_limit_bytes;
   if (n > limit) return false;
-  const auto fits = [&] { return used_bytes.load(std::memory_order_relaxed) <= limit - n; };
-  if (fits()) return true;
+  // The room made is reserved at once, before any other store can take it.
+  const auto reserved = [&] {
+    if (!try_reserve(n)) return false;
+    room.bytes += n;
+    return true;
+  };
+  if (reserved()) return true;
   if (options.evict_when_full) {
     // Least recently used first, over all classes: the class whose tail is oldest gives.
     // Two passes suffice: the first clears every referenced bit, the second evicts.
     const std::size_t max_visits = 2 * engine->size() + kClockBatch;
-    for (std::size_t visits = 0; visits < max_visits && !fits(); ++visits) {
+    for (std::size_t visits = 0; visits < max_visits; ++visits) {
       const std::size_t oldest = recency.oldest_class();
       if (oldest == RecencyLists::kNoClass) break;
-      (void)evict_oldest(oldest);
+      if (evict_oldest(oldest) && reserved()) return true;
     }
-    return fits();
+    return reserved();
   }
   // -M: only dead items may go, so a short look in key order suffices (a full pass per refused
   // set would make a full cache quadratically slow); the background sweep reclaims the rest.
@@ -239,9 +244,8 @@ bool Store::Impl::make_room(std::size_t n) noexcept {
       if (batch.empty()) break;
       const std::int64_t now = clock.now();
       for (std::size_t i = 0; i < batch.size(); ++i) {
-        (void)clock_visit(batch[i], now);
         ++visits;
-        if (fits()) {
+        if (clock_visit(batch[i], now) && reserved()) {
           // Stopped early: give the rest of the batch back by moving the hand back to the
           // last key visited, unless another evictor has claimed a batch since.
           std::lock_guard lock(hand_mutex);
@@ -253,15 +257,17 @@ bool Store::Impl::make_room(std::size_t n) noexcept {
   } catch (const std::bad_alloc&) {
     return false;
   }
-  return fits();
+  return reserved();
 }
 
-bool Store::Impl::make_block(std::size_t record_size) noexcept {
-  const std::size_t size_class = recency.class_of(record_size);
-  // Each record evicted from the class frees a block of the class (a large run may need more).
-  const std::size_t max_visits = std::min(2 * recency.size(size_class) + 1, kBlockVisits);
-  for (std::size_t visits = 0; visits < max_visits; ++visits) {
-    if (evict_oldest(size_class)) return true;
+bool Store::Impl::make_block(std::size_t record_size, int attempt) noexcept {
+  if (attempt < kClassEvictions) {
+    // Each record evicted from a small class frees a block that fits; a large run may not.
+    const std::size_t size_class = recency.class_of(record_size);
+    const std::size_t max_visits = std::min(2 * recency.size(size_class) + 1, kBlockVisits);
+    for (std::size_t visits = 0; visits < max_visits; ++visits) {
+      if (evict_oldest(size_class)) return true;
+    }
   }
   return evacuate_for(record_size);
 }

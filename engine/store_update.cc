@@ -94,6 +94,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
   const bool incr = request.mode == ArithmeticMode::kIncr;
   Stripe& stripe = stripes.for_key(key);
   bool may_grow = true;
+  Room room(*this);
 
   for (int attempt = 1;; ++attempt) {
     std::size_t need = 0;
@@ -112,7 +113,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
         const auto len = static_cast<std::size_t>(
             std::to_chars(digits, digits + sizeof digits, request.initial).ptr - digits);
         const std::size_t size = footprint(item_record_size(key.size(), len));
-        if (!try_reserve(size)) {
+        if (!room.reserve(size)) {
           if (may_grow) {
             need = size;
           } else {
@@ -160,7 +161,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
         const std::size_t value_size = same_length ? old->value_size : len;
         const std::size_t reserve =
             growth(footprint(item_record_size(key.size(), value_size)), footprint(*old));
-        if (!try_reserve(reserve)) {
+        if (!room.reserve(reserve)) {
           if (may_grow) {
             need = reserve;
           } else {
@@ -197,7 +198,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
         }
       }
     }
-    if (attempt >= kRoomAttempts || !make_room(need)) may_grow = false;
+    if (attempt >= kRoomAttempts || !make_room(need, room)) may_grow = false;
   }
 }
 

@@ -139,5 +139,31 @@ TEST_F(StoreTest, ConcurrentMixedOperationsUnderEvictionKeepAccountingExact) {
   EXPECT_EQ(bytes, s.bytes);
 }
 
+// Writers that all evict must not starve one another: the room one makes is reserved for it,
+// not left for a concurrent set to take (with the recency lists, evicting became cheap enough
+// that a writer lost its room 16 times in a row and answered out of memory).
+TEST_F(StoreTest, ConcurrentSetsOnAFullCacheAreAllStored) {
+  StoreOptions options;
+  options.memory_limit_bytes = 16 * 1024;
+  reopen(options);
+  constexpr int kSets = 50'000;
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string value(100, 'v');
+      for (int i = 0; i < kSets; ++i) {
+        std::string key = std::to_string(t);
+        key += ':';
+        key += std::to_string(i);
+        if (set(key, value) != StoreStatus::kStored) refused.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(refused.load(), 0);
+  EXPECT_LE(store_->stats().bytes, options.memory_limit_bytes);
+}
+
 }  // namespace
 }  // namespace pmcached::engine::testing
