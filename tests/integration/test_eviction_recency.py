@@ -23,10 +23,13 @@ SEED = 15
 BATCH = 32                        # sets per pipelined round trip
 
 
+def connect(server):
+    return Client(server.address, connect_timeout=5, timeout=30, default_noreply=False)
+
+
 @pytest.fixture
 def client(server_factory):
-    server = server_factory("-m", MEMORY_MB)
-    c = Client(server.address, connect_timeout=5, timeout=30, default_noreply=False)
+    c = connect(server_factory("-m", MEMORY_MB))
     yield c
     c.close()
 
@@ -78,6 +81,23 @@ def test_the_newest_writes_survive_mixed_size_overwrites(client, max_size):
     assert found * 100 >= newest * 95, f"only {found} of the {newest} newest writes readable"
     stats = client.stats()
     assert stats[b"evictions"] > 0
+
+
+def test_a_restarted_full_cache_evicts_the_items_it_recovered_first(server_factory, tmp_path):
+    # The recency lists are volatile: a restart rebuilds them from the recovered items, oldest
+    # first. (With `dram` nothing is recovered and this is the first test again.)
+    pool = tmp_path / "restart.pool"
+    server = server_factory("-m", MEMORY_MB, "--pool", pool)
+    rng = random.Random(SEED + 2)
+    c = connect(server)
+    write_mixed_sizes(c, rng, 10_000)
+    c.close()
+    assert server.stop(), "the server did not stop on SIGTERM"
+    c = connect(server_factory("-m", MEMORY_MB, "--pool", pool))
+    writes = write_mixed_sizes(c, rng, 10_000)
+    found, newest = readable_share_of_newest(c, writes)
+    c.close()
+    assert found * 100 >= newest * 95, f"only {found} of the {newest} newest writes readable"
 
 
 def test_items_read_all_along_are_not_evicted(client):
