@@ -168,7 +168,8 @@ struct Store::Impl {
   }
 
   // Evicts every item in the heap regions that evacuation_ranges() names for `record_size`,
-  // so that chunks can change size class. True if any was evicted. With `held` (a stripe the
+  // so that chunks can change size class. True if any of their items was evicted, by this call
+  // or meanwhile by another (false if none could be looked at). With `held` (a stripe the
   // caller has locked, for the index's node allocations inside publish()), that stripe's items
   // are evicted under the caller's lock, except `keep` (the key being published), and other
   // stripes are only try-locked, so no lock order can deadlock; without it no stripe lock may be
@@ -198,8 +199,9 @@ struct Store::Impl {
   // Records make_block() may pass over (second chances, keys changed meanwhile) before it
   // falls back to evacuating chunks.
   static constexpr std::size_t kBlockVisits = 64;
-  // Attempts of make_block() that evict from the class before it evacuates chunks.
-  static constexpr int kClassEvictions = 2;
+  // Attempts of make_block() that evict from the class before it evacuates chunks. Several,
+  // because a concurrent store of the same class may take the block freed for this one.
+  static constexpr int kClassEvictions = 8;
 
   std::unique_ptr<ItemHeap> owned_heap;  // the DRAM heap of a store made without one
   ItemHeap& heap;

@@ -344,12 +344,14 @@ bool Store::Impl::evacuate_for(std::size_t record_size, Stripe* held,
     } else if (key == keep) {
       continue;
     }
-    if (engine->lookup(key) != ref) continue;  // replaced or deleted meanwhile
+    // Replaced, deleted or evicted meanwhile (a concurrent evacuation picks the same oldest
+    // chunks): its block is free all the same, which is progress for the caller.
+    evicted = true;
+    if (engine->lookup(key) != ref) continue;
     ItemHeader* item = heap.item(ref);
     stripe.add(Counter::kEvictions);
     if (!item->has(ItemHeader::kFetched)) stripe.add(Counter::kEvictedUnfetched);
     unlink(key, item, stripe);
-    evicted = true;
   }
   return evicted;
 }

@@ -2,7 +2,9 @@
 // in the heap's real block sizes, for every persistent engine.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -139,6 +141,34 @@ TEST_P(StorePmTest, TheMostRecentWritesSurviveMixedSizeOverwrites) {
   EXPECT_GT(checked, 100);
   EXPECT_GE(readable * 100, checked * 95) << readable << " of the " << checked
                                           << " most recent writes are readable";
+}
+
+// Concurrent writers of mixed sizes on a full pool: none is refused. A block one writer frees in
+// its class may be taken by another writer of that class; the old chunk evacuation refused
+// 50-70 of ~4,000 such sets over four connections.
+TEST_P(StorePmTest, ConcurrentMixedSizeSetsOnAFullPoolAreAllStored) {
+  open(/*evict=*/true);
+  const std::size_t heap = pool_->heap_end() - pool_->heap_begin();
+  constexpr int kWriters = 4;
+  std::atomic<int> refused{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < kWriters; ++t) {
+    writers.emplace_back([&, t] {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(t));
+      std::uniform_int_distribution<std::size_t> value_size(100, 50'000);
+      std::size_t written = 0;
+      for (int i = t; written < 3 * heap / kWriters; i += kWriters) {
+        const std::size_t size = value_size(rng);
+        written += size;
+        if (set(i, size) != StoreStatus::kStored) refused.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  EXPECT_EQ(refused.load(), 0);
+  const StoreStats stats = store_->stats();
+  EXPECT_LE(stats.bytes, stats.limit_maxbytes);
+  EXPECT_EQ(stats.curr_items, store_->engine().size());
 }
 
 INSTANTIATE_TEST_SUITE_P(PersistentEngines, StorePmTest, ::testing::ValuesIn(persistent_engines()),
