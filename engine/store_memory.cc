@@ -16,7 +16,8 @@ Store::Impl::Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<ItemHeap> 
       engine(std::move(index)),
       clock(time_source),
       options(opts),
-      stripes(opts.lock_stripes) {
+      stripes(opts.lock_stripes),
+      process_started(time_source.now() - 62) {
   // A persistent store persists a cas high-water mark before handing out its first cas.
   if (heap.pool() != nullptr) cas_reserved.store(0, std::memory_order_relaxed);
 }
