@@ -63,11 +63,16 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
         }
         stripe.add(touching ? Counter::kTouchHits : Counter::kGetHits);
 
-        if (touching) set_exptime(*item, to_absolute_exptime(*request.touch_exptime, now));
+        out.exptime_before = out.vivified ? 0 : item->exptime;
+        if (touching && !out.vivified) {
+          set_exptime(*item, to_absolute_exptime(*request.touch_exptime, now));
+        }
         const bool token_sent = item->has(ItemHeader::kTokenSent);
         const bool stale = item->has(ItemHeader::kStale);
-        if (request.recache_below && !out.vivified && !token_sent && item->exptime != 0 &&
-            item->exptime < to_absolute_exptime(*request.recache_below, now)) {
+        const std::int64_t recache_exptime =
+            request.recache_before_touch ? out.exptime_before : item->exptime;
+        if (request.recache_below && !out.vivified && !token_sent && recache_exptime != 0 &&
+            recache_exptime < to_absolute_exptime(*request.recache_below, now)) {
           out.won = true;  // mg R: remaining TTL below the token
         }
         if (stale && !token_sent) out.won = true;  // the first reader of a stale item wins
@@ -88,7 +93,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
           view.win_token_sent = token_sent;
           visit(view);
         }
-        if (out.won) item->bits |= ItemHeader::kTokenSent;
+        if (out.won && request.mark_win) item->bits |= ItemHeader::kTokenSent;
         if (request.bump) {
           item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;
           item->last_access = now;
@@ -110,7 +115,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
   if (memcached_item_size(key.size(), request.value.size(), request.client_flags) >
       options.item_size_max) {
     // memcached drops the old value of a set that cannot be stored.
-    if (request.mode == StoreMode::kSet) drop_key(key);
+    if (request.mode == StoreMode::kSet || request.unlink_on_refusal) drop_key(key);
     out.status = StoreStatus::kTooLarge;
     return out;
   }
@@ -137,7 +142,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
       fresh = heap.allocate_item(key, request.value.size());
     }
     if (fresh == nullptr) {
-      if (request.mode == StoreMode::kSet) drop_key(key);
+      if (request.mode == StoreMode::kSet || request.unlink_on_refusal) drop_key(key);
       out.status = StoreStatus::kOutOfMemory;
       return out;
     }
@@ -301,7 +306,10 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
   }
 
   if (fresh != nullptr) heap.free(fresh);
-  if (status == StoreStatus::kOutOfMemory && request.mode == StoreMode::kSet) drop_key(key);
+  if (status == StoreStatus::kOutOfMemory &&
+      (request.mode == StoreMode::kSet || request.unlink_on_refusal)) {
+    drop_key(key);
+  }
   out.status = status;
   return out;
 }

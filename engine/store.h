@@ -73,6 +73,9 @@ struct StoreRequest {
   std::optional<std::uint64_t> new_cas;      // meta E(token)
   bool invalidate = false;                   // meta I: store as stale if cas is older
   std::optional<std::int64_t> vivify_ttl;    // meta N(token) in append/prepend mode
+  bool unlink_on_refusal = false;            // drop the old item if this one cannot be
+                                             // stored (too large, out of memory): memcached
+                                             // does so for ms in every mode (kSet always)
 };
 
 struct StoreOutcome {
@@ -83,10 +86,14 @@ struct StoreOutcome {
 
 struct GetRequest {
   std::string_view key;
-  std::optional<std::int64_t> touch_exptime;  // gat/gats, meta T(token)
+  std::optional<std::int64_t> touch_exptime;  // gat/gats, meta T(token); not applied to an
+                                              // item this request vivified
   bool bump = true;                           // update fetched/last access (meta u: false)
-  std::optional<std::int64_t> vivify_ttl;     // meta N(token): create empty item on miss
+  std::optional<std::int64_t> vivify_ttl;     // meta N(token): create an empty item on a
+                                              // miss, with this exptime
   std::optional<std::int64_t> recache_below;  // meta R(token): win if remaining TTL < token
+  bool recache_before_touch = false;          // R compares the exptime before T's
+  bool mark_win = true;                       // false: a win is reported but not recorded
   std::optional<std::uint64_t> new_cas;       // meta E(token): cas for a vivified item
 };
 
@@ -96,11 +103,13 @@ struct GetOutcome {
   bool stale = false;         // meta X
   bool token_sent = false;    // meta Z: a win token was sent earlier
   bool vivified = false;      // the item was created by this request
+  std::int64_t exptime_before = 0;  // the item's exptime before this request (0 if vivified)
 };
 
 struct DeleteRequest {
   std::string_view key;
-  std::uint64_t compare_cas = 0;          // meta C(token)
+  std::uint64_t compare_cas = 0;          // meta C(token); 0 = no check
+  bool has_compare_cas = false;           // compare even a compare_cas of 0 (meta C0)
   std::optional<std::uint64_t> new_cas;   // meta E(token)
   bool invalidate = false;                // meta I: mark stale instead of removing
   std::optional<std::int64_t> exptime;    // meta T(token), only with invalidate
@@ -115,9 +124,12 @@ struct ArithmeticRequest {
   std::uint64_t delta = 1;
   std::uint64_t compare_cas = 0;               // meta C(token)
   std::optional<std::uint64_t> new_cas;        // meta E(token)
-  std::optional<std::int64_t> vivify_ttl;      // meta N(token): create on miss
+  std::optional<std::int64_t> vivify_ttl;      // meta N(token): create on miss, with this
+                                               // exptime
   std::uint64_t initial = 0;                   // meta J(token)
-  std::optional<std::int64_t> touch_exptime;   // meta T(token)
+  std::optional<std::int64_t> touch_exptime;   // meta T(token); as in memcached 1.6.18 only
+                                               // kept by an update that does not lengthen
+                                               // the number (not a created item)
 };
 
 struct ArithmeticOutcome {
@@ -125,6 +137,8 @@ struct ArithmeticOutcome {
   std::uint64_t value = 0;                      // the new value
   std::uint64_t cas = 0;
   std::int64_t exptime = 0;                     // absolute; 0 = never
+  std::int64_t exptime_before = 0;              // before this request (0 if created)
+  bool created = false;                         // vivified by this request (meta N)
 };
 
 struct StoreOptions {
@@ -194,7 +208,8 @@ class Store {
   // touch: kTouched or kNotFound.
   [[nodiscard]] StoreStatus touch(std::string_view key, std::int64_t exptime) noexcept;
 
-  // flush_all [delay]: items stored before the flush time become invisible then.
+  // flush_all [delay]: items stored before the flush time become invisible then. As in
+  // memcached, an absolute delay at or before the process start cancels any flush instead.
   void flush_all(std::int64_t delay_seconds) noexcept;
 
   // Background sweep: reclaims expired and flushed items, visiting at most `max_visits` keys

@@ -210,6 +210,9 @@ struct Store::Impl {
   const StoreOptions options;
   LockStripes stripes;
   RecencyLists recency;  // every published record, per size class, most recent first
+  // memcached's process_started (start - ITEM_UPDATE_INTERVAL - 2): flush_all with an
+  // absolute time at or before it cancels flushes rather than flushing.
+  const std::int64_t process_started;
 
   alignas(64) std::atomic<std::uint64_t> cas_counter{0};
   std::atomic<std::uint64_t> cas_reserved{UINT64_MAX};  // a pool's persisted high-water mark

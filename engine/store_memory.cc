@@ -18,7 +18,8 @@ Store::Impl::Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<ItemHeap> 
       clock(time_source),
       options(opts),
       stripes(opts.lock_stripes),
-      recency(item_heap) {
+      recency(item_heap),
+      process_started(time_source.now() - 62) {
   // A persistent store persists a cas high-water mark before handing out its first cas.
   if (heap.pool() != nullptr) cas_reserved.store(0, std::memory_order_relaxed);
 }

@@ -54,7 +54,7 @@ StoreStatus Store::Impl::remove(const DeleteRequest& request) noexcept {
     stripe.add(Counter::kDeleteMisses);
     return StoreStatus::kNotFound;
   }
-  if (request.compare_cas != 0 && request.compare_cas != item->cas) {
+  if ((request.has_compare_cas || request.compare_cas != 0) && request.compare_cas != item->cas) {
     stripe.add(Counter::kDeleteMisses);
     return StoreStatus::kExists;
   }
@@ -135,7 +135,7 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
             out.status = StoreStatus::kOutOfMemory;
             return out;
           }
-          out = {StoreStatus::kStored, request.initial, item->cas, item->exptime};
+          out = {StoreStatus::kStored, request.initial, item->cas, item->exptime, 0, true};
           return out;
         }
       } else {
@@ -178,8 +178,11 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
           std::memcpy(item->value_data(), digits, len);
           std::memset(item->value_data() + len, ' ', value_size - len);
           item->client_flags = old->client_flags;
-          item->exptime = request.touch_exptime ? to_absolute_exptime(*request.touch_exptime, now)
-                                                : old->exptime;
+          // memcached 1.6.18 applies ma's T to the item it updated in place; a number that
+          // grows gets a new item with the old exptime, and T reaches only the reply.
+          item->exptime = request.touch_exptime && same_length
+                              ? to_absolute_exptime(*request.touch_exptime, now)
+                              : old->exptime;
           if (same_length) {
             item->bits = old->bits;  // in place in memcached: the item keeps its state
             item->last_access = old->last_access;
@@ -188,12 +191,13 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
           }
           item->cas = cas_for(request.new_cas);
           item->last_update = now;
+          const std::int64_t exptime_before = old->exptime;  // `old` is freed by publish()
           if (!publish(item, old, reserve, stripe)) {
             out.status = StoreStatus::kOutOfMemory;
             return out;
           }
           stripe.add(incr ? Counter::kIncrHits : Counter::kDecrHits);
-          out = {StoreStatus::kStored, value, item->cas, item->exptime};
+          out = {StoreStatus::kStored, value, item->cas, item->exptime, exptime_before, false};
           return out;
         }
       }
@@ -223,8 +227,12 @@ StoreStatus Store::Impl::touch(std::string_view key, std::int64_t exptime) noexc
 void Store::Impl::flush_all(std::int64_t delay_seconds) noexcept {
   // memcached: oldest_live = realtime(delay) - 1 (or now - 1); when that is already past,
   // oldest_cas takes the next cas so sets after the flush in the same second survive.
+  // memcached's realtime() maps an absolute time at or before its process start to 1, so
+  // oldest_live becomes 0: no flush at all, also none pending or done before.
   const std::int64_t now = clock.now();
-  const std::int64_t new_oldest = delay_seconds > 0 ? to_absolute_exptime(delay_seconds, now) : now;
+  const bool before_start = delay_seconds > kMaxRelativeExptime && delay_seconds <= process_started;
+  const std::int64_t new_oldest =
+      before_start ? 1 : delay_seconds > 0 ? to_absolute_exptime(delay_seconds, now) : now;
   const std::int64_t oldest_live = new_oldest - 1;
   const std::uint64_t oldest_cas = oldest_live <= now ? next_cas() : 0;
   flush_state.flush(oldest_live, oldest_cas);

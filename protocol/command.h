@@ -68,14 +68,11 @@ struct MetaFlags {
   bool no_bump = false;       // u
   bool return_value = false;  // v
   bool invalidate = false;    // I
-  bool drop_value = false;    // x (md): empty the value, keep the item
 
   bool has_opaque = false;    // O(token)
   std::string_view opaque;
   bool has_compare_cas = false;  // C(token)
   std::uint64_t compare_cas = 0;
-  bool has_new_cas = false;   // E(token): the cas to give a changed item
-  std::uint64_t new_cas = 0;
   bool has_client_flags = false;  // F(token)
   std::uint32_t client_flags = 0;
   bool has_ttl = false;       // T(token)
@@ -106,6 +103,8 @@ struct Command {
   std::int64_t delay = 0;          // flush_all [delay]
   std::uint32_t verbosity = 0;     // verbosity level
   bool noreply = false;            // classic noreply
+  bool too_large = false;          // storage: refused (data swallowed, `data` empty), and
+                                   // `key` points into `decoded_key`
 
   std::string_view data;           // the data block without its "\r\n"
   std::string_view stats_group;    // all text after "stats", trimmed: "", "settings",

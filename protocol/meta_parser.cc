@@ -90,15 +90,8 @@ std::string_view preparse_flags(const Tokens& tokens, std::size_t first, Command
           has_error = true;
         }
         break;
-      case 'x': meta.drop_value = true; break;
-      case 'E':  // documented in protocol.txt; memcached 1.6.18 itself predates it
-        if (parse_u64(value, meta.new_cas)) {
-          meta.has_new_cas = true;
-        } else {
-          error_text = reply::kBadToken;
-          has_error = true;
-        }
-        break;
+      // x (md: drop the value) and E (explicit new cas) came after 1.6.18, which calls them
+      // invalid flags; pmcached answers as 1.6.18 (README, "Protocol").
       case 'C':
         if (parse_u64(value, meta.compare_cas)) {
           meta.has_compare_cas = true;
@@ -158,7 +151,7 @@ LineOutcome parse_mg(const Tokens& tokens, Command& command, const ParserLimits&
   command.kind = CommandKind::kMetaGet;
   std::string_view error = check_key_and_count(tokens, command, limits, reply::kMgFlagsTooLong);
   if (error.empty()) error = preparse_flags(tokens, 2, command, reply::kBadFormat);
-  if (error.empty() && opaque_too_long(command.meta)) error = reply::kOpaqueTooLong;
+  // A too long opaque fails only once the item is handled (server/meta_flag_order.h).
   return error.empty() ? LineOutcome::done() : LineOutcome::error(error);
 }
 
@@ -184,9 +177,7 @@ LineOutcome parse_ma(const Tokens& tokens, Command& command, const ParserLimits&
     case 0: case 'I': case '+': case 'D': case '-': break;
     default: return LineOutcome::error(reply::kBadMaMode);
   }
-  // memcached checks the opaque only while writing the reply, after the arithmetic;
-  // refusing it up front gives the same reply without the side effect.
-  if (opaque_too_long(command.meta)) return LineOutcome::error(reply::kOpaqueTooLong);
+  // A too long opaque fails only after the arithmetic (server/meta_flag_order.h).
   return LineOutcome::done();
 }
 

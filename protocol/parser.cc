@@ -267,6 +267,7 @@ ParseResult Parser::parse(std::string_view input, Command& command) {
     if (input.empty()) return {};
     const std::size_t dropped = std::min(input.size(), swallow_remaining_);
     swallow_remaining_ -= dropped;
+    if (swallow_remaining_ == 0) return deferred_answer(dropped, command);
     return ParseResult{ParseStatus::kSkipped, dropped, {}, false};
   }
 
@@ -277,6 +278,10 @@ ParseResult Parser::parse(std::string_view input, Command& command) {
   const std::size_t line_size = line_end + 1;
   std::string_view line = input.substr(0, line_end);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  // memcached parses the line as a C string: it ends at the first NUL.
+  if (const void* nul = std::memchr(line.data(), '\0', line.size()); nul != nullptr) {
+    line = line.substr(0, static_cast<std::size_t>(static_cast<const char*>(nul) - line.data()));
+  }
 
   command.clear();
   const LineOutcome outcome = parse_line(line, command, limits_);
@@ -284,19 +289,23 @@ ParseResult Parser::parse(std::string_view input, Command& command) {
     case LineOutcome::Kind::kDone:
       return ParseResult{ParseStatus::kComplete, line_size, {}, false};
     case LineOutcome::Kind::kError:
-      if (outcome.swallow) swallow_remaining_ = outcome.data_length + 2;
+      if (outcome.swallow) {
+        return defer_until_swallowed(line_size, outcome.data_length, outcome.error_reply, nullptr);
+      }
       return ParseResult{ParseStatus::kError, line_size, outcome.error_reply, false};
     case LineOutcome::Kind::kNeedData:
       break;
   }
 
-  // A storage command: its data block follows the line. Classic noreply silences the
+  // A storage command: its data block follows the line. memcached sizes the item before it
+  // reads the block, so "too large" wins over a bad block. Classic noreply silences the
   // errors below; meta ms (which has no command.noreply) always gets them.
   const std::size_t length = outcome.data_length;
-  if (length > limits_.item_size_max) {
-    swallow_remaining_ = length + 2;
-    return ParseResult{ParseStatus::kError, line_size,
-                       command.noreply ? std::string_view{} : reply::kTooLarge, false};
+  const std::uint32_t client_flags =
+      command.kind == CommandKind::kMetaSet ? command.meta.client_flags : command.client_flags;
+  if (detail::memcached_item_size(command.key.size(), length, client_flags) >
+      limits_.item_size_max) {
+    return defer_until_swallowed(line_size, length, {}, &command);
   }
   const std::size_t total = line_size + length + 2;
   if (input.size() < total) return {};
@@ -307,6 +316,30 @@ ParseResult Parser::parse(std::string_view input, Command& command) {
   }
   command.data = input.substr(line_size, length);
   return ParseResult{ParseStatus::kComplete, total, {}, false};
+}
+
+ParseResult Parser::defer_until_swallowed(std::size_t line_size, std::size_t length,
+                                          std::string_view reply, const Command* too_large) {
+  swallow_remaining_ = length + 2;
+  deferred_reply_ = reply;
+  deferred_too_large_ = too_large != nullptr;
+  if (too_large != nullptr) {
+    deferred_kind_ = too_large->kind;
+    deferred_noreply_ = too_large->noreply;
+    deferred_key_.assign(too_large->key);  // the input it points into is dropped meanwhile
+  }
+  return ParseResult{ParseStatus::kSkipped, line_size, {}, false};
+}
+
+ParseResult Parser::deferred_answer(std::size_t consumed, Command& command) {
+  if (!deferred_too_large_) return ParseResult{ParseStatus::kError, consumed, deferred_reply_, false};
+  command.clear();
+  command.kind = deferred_kind_;
+  command.noreply = deferred_noreply_;
+  command.too_large = true;
+  command.decoded_key.swap(deferred_key_);
+  command.key = command.decoded_key;
+  return ParseResult{ParseStatus::kComplete, consumed, {}, false};
 }
 
 }  // namespace pmcached::protocol

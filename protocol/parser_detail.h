@@ -64,6 +64,14 @@ struct LineOutcome {
   }
 };
 
+// The size memcached gives an item (header, cas, key + NUL, client flags if not 0, data
+// + "\r\n"); larger than -I is "too large". engine/item.h sizes items by the same rule.
+[[nodiscard]] constexpr std::size_t memcached_item_size(std::size_t key_size,
+                                                        std::size_t data_length,
+                                                        std::uint32_t client_flags) noexcept {
+  return 48 + 8 + key_size + 1 + (client_flags != 0 ? 4 : 0) + data_length + 2;
+}
+
 // The largest data length memcached accepts on a command line (it adds 2 to an int).
 inline constexpr std::int32_t kMaxDataLength = 0x7fffffff - 2;
 

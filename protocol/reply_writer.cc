@@ -126,10 +126,14 @@ void ReplyWriter::append_key(std::string_view key, bool base64) {
 }
 
 // Echoes the request's return flags in request order, e.g. " c42 t-1 Oabc". O and k are
-// always echoed; the item's fields only when `item_flags`.
+// always echoed; the item's fields only those named in `item_flags`.
 void ReplyWriter::append_meta_flags(const MetaFlags& flags, const MetaItem& item,
-                                    bool item_flags) {
+                                    std::string_view item_flags) {
   for (const MetaFlag& flag : flags.in_order) {
+    if (flag.letter != 'O' && flag.letter != 'k' &&
+        item_flags.find(flag.letter) == std::string_view::npos) {
+      continue;
+    }
     switch (flag.letter) {
       case 'O':
         out_.append(" O");
@@ -141,31 +145,25 @@ void ReplyWriter::append_meta_flags(const MetaFlags& flags, const MetaItem& item
         if (flags.base64_key) out_.append(" b");
         break;
       case 'c':
-        if (!item_flags) break;
         out_.append(" c");
         append_number(item.cas);
         break;
       case 'f':
-        if (!item_flags) break;
         out_.append(" f");
         append_number(item.client_flags);
         break;
       case 'h':
-        if (!item_flags) break;
         out_.append(item.hit_before ? " h1" : " h0");
         break;
       case 'l':
-        if (!item_flags) break;
         out_.append(" l");
         append_signed(item.last_access_age);
         break;
       case 's':
-        if (!item_flags) break;
         out_.append(" s");
         append_number(item.size);
         break;
       case 't':
-        if (!item_flags) break;
         out_.append(" t");
         append_signed(item.ttl);
         break;
@@ -182,7 +180,7 @@ void ReplyWriter::meta_get_hit(const MetaFlags& flags, const MetaItem& item) {
   } else {
     out_.append("HD");
   }
-  append_meta_flags(flags, item, /*item_flags=*/true);
+  append_meta_flags(flags, item, kMgItemFlags);
   // memcached reports Z before X, and never W together with Z.
   if (item.token_sent) out_.append(" Z");
   if (item.stale) out_.append(" X");
@@ -198,12 +196,12 @@ void ReplyWriter::meta_get_miss(const MetaFlags& flags, std::string_view key) {
   MetaItem item;
   item.key = key;
   out_.append("EN");
-  append_meta_flags(flags, item, /*item_flags=*/false);
+  append_meta_flags(flags, item, {});
   out_.append("\r\n");
 }
 
 void ReplyWriter::meta_status(std::string_view code, const MetaFlags& flags,
-                              const MetaItem& item, bool item_flags) {
+                              const MetaItem& item, std::string_view item_flags) {
   out_.append(code);
   append_meta_flags(flags, item, item_flags);
   out_.append("\r\n");
@@ -212,7 +210,7 @@ void ReplyWriter::meta_status(std::string_view code, const MetaFlags& flags,
 void ReplyWriter::meta_value(const MetaFlags& flags, const MetaItem& item) {
   out_.append("VA ");
   append_number(item.value.size());
-  append_meta_flags(flags, item, /*item_flags=*/true);
+  append_meta_flags(flags, item, kMaItemFlags);
   out_.append("\r\n");
   out_.append(item.value);
   out_.append("\r\n");

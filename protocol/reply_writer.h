@@ -67,10 +67,16 @@ class ReplyWriter {
   // Meta replies. `flags` are the request's flags.
   void meta_get_hit(const MetaFlags& flags, const MetaItem& item);
   void meta_get_miss(const MetaFlags& flags, std::string_view key);
-  // ms / md / ma without a value: "<code> <flags>\r\n". O and k are always echoed; the
-  // item's own fields (c, s, t, ...) only when `item_flags` (the command found an item).
+  // Which of the item's own fields each meta command echoes when it has an item, as
+  // memcached 1.6.18 does (O and k are always echoed): mg all, ms only c, ma c and t.
+  static constexpr std::string_view kMgItemFlags = "cfhlst";
+  static constexpr std::string_view kMsItemFlags = "c";
+  static constexpr std::string_view kMaItemFlags = "ct";
+
+  // ms / md / ma without a value: "<code> <flags>\r\n". O and k are always echoed; of the
+  // item's own fields those named in `item_flags` ("" when the command found no item).
   void meta_status(std::string_view code, const MetaFlags& flags, const MetaItem& item,
-                   bool item_flags);
+                   std::string_view item_flags);
   // ma with v: "VA <len> <flags>\r\n<value>\r\n".
   void meta_value(const MetaFlags& flags, const MetaItem& item);
   void meta_debug(std::string_view key, bool base64, const MetaItem& item, std::size_t total_size);
@@ -81,7 +87,8 @@ class ReplyWriter {
   void append_number(std::uint64_t n);
   void append_signed(std::int64_t n);
   void append_key(std::string_view key, bool base64);
-  void append_meta_flags(const MetaFlags& flags, const MetaItem& item, bool item_flags);
+  void append_meta_flags(const MetaFlags& flags, const MetaItem& item,
+                         std::string_view item_flags);
 
   std::string& out_;
 };

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "server/meta_flag_order.h"
 #include "server/stats_report.h"
 
 namespace pmcached::server {
@@ -64,9 +65,20 @@ std::optional<T> optional_if(bool present, T value) {
 // memcached's per-item header, cas and terminators; `me` reports sizes the way it does.
 constexpr std::size_t kItemOverhead = 48 + 8 + 1 + 2;
 
-// Seconds of TTL left as mg/ma report them: -1 for "never expires".
+// Seconds of TTL left as mg/ma/me report them: -1 for "never expires".
 std::int64_t remaining_ttl(std::int64_t exptime, std::int64_t now) noexcept {
   return exptime == 0 ? -1 : exptime - now;
+}
+
+// The TTL mg/ma's t flag prints. memcached prints (exptime - now) as an unsigned 32-bit
+// number of its process-relative clock, so an exptime already past (T-1, or an absolute
+// time before its start, which it stores as 1) shows as a number near 2^32.
+std::int64_t shown_ttl(std::int64_t exptime, std::int64_t now, std::int64_t started_at) noexcept {
+  if (exptime == 0) return -1;
+  if (exptime >= now) return exptime - now;
+  const std::int64_t process_started = started_at - 62;  // memcached: start - 60 - 2
+  const std::int64_t relative = exptime <= process_started ? 1 : exptime - process_started;
+  return static_cast<std::uint32_t>(relative - (now - process_started));
 }
 
 }  // namespace
@@ -181,6 +193,16 @@ void CommandExecutor::retrieve(const Command& command, ReplyWriter& writer) {
 }
 
 void CommandExecutor::store(const Command& command, ReplyWriter& writer) {
+  if (command.too_large) {
+    // memcached unlinks the old item of a refused set, so no client reads stale data.
+    if (command.kind == CommandKind::kSet) {
+      engine::DeleteRequest drop;
+      drop.key = command.key;
+      (void)context_.store.remove(drop);
+    }
+    if (!command.noreply) writer.outcome(Outcome::kTooLarge);
+    return;
+  }
   engine::StoreRequest request;
   request.mode = classic_mode(command.kind);
   request.key = command.key;
@@ -210,13 +232,18 @@ void CommandExecutor::arithmetic(const Command& command, ReplyWriter& writer) {
 void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
   thread_stats_.add(thread_stats_.cmd_meta, 1);
   const protocol::MetaFlags& flags = command.meta;
+  const MetaFlagPlan plan = plan_meta_flags(flags);
   engine::GetRequest request;
   request.key = command.key;
-  request.touch_exptime = optional_if(flags.has_ttl, flags.ttl);
-  request.bump = !flags.no_bump;
-  request.vivify_ttl = optional_if(flags.has_vivify, flags.vivify_ttl);
-  request.recache_below = optional_if(flags.has_recache, flags.recache_ttl);
-  request.new_cas = optional_if(flags.has_new_cas, flags.new_cas);
+  request.touch_exptime = plan.touch;
+  // memcached bumps a locked item (h l T N R) only after a successful reply.
+  const bool locked = flags.return_hit || flags.return_last_access || flags.has_ttl ||
+                      flags.has_vivify || flags.has_recache;
+  request.bump = !flags.no_bump && !(plan.opaque_too_long && locked);
+  request.vivify_ttl = optional_if(flags.has_vivify, plan.created_exptime);
+  request.recache_below = optional_if(plan.recache, flags.recache_ttl);
+  request.recache_before_touch = plan.recache_before_touch;
+  request.mark_win = !plan.opaque_too_long;
 
   const std::int64_t now = context_.store.now();
   protocol::MetaItem meta;
@@ -224,16 +251,23 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
     if (flags.return_value) scratch_.assign(item.value);
     meta.client_flags = item.client_flags;
     meta.cas = item.cas;
-    meta.ttl = remaining_ttl(item.exptime, now);
     meta.last_access_age = now - item.last_access;
     meta.hit_before = item.fetched;
     meta.size = item.value.size();
   });
+  if (plan.opaque_too_long) {
+    writer.raw(protocol::reply::kOpaqueTooLong);
+    return;
+  }
   meta.key = command.key;
   if (outcome.status != StoreStatus::kHit) {
     if (!flags.quiet) writer.meta_get_miss(flags, command.key);
     return;
   }
+  const auto to_absolute = [&](std::int64_t t) { return context_.store.absolute_exptime(t); };
+  meta.ttl = shown_ttl(exptime_shown_by_t(flags, outcome.exptime_before, outcome.vivified,
+                                          to_absolute).value_or(0),
+                       now, context_.started_at);
   meta.value = flags.return_value ? std::string_view(scratch_) : std::string_view();
   meta.won = outcome.won;
   meta.stale = outcome.stale;
@@ -244,16 +278,28 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
 void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   thread_stats_.add(thread_stats_.cmd_meta, 1);
   const protocol::MetaFlags& flags = command.meta;
+  if (command.too_large) {
+    // memcached unlinks the old item of any ms it refuses, whatever the mode.
+    engine::DeleteRequest drop;
+    drop.key = command.key;
+    (void)context_.store.remove(drop);
+    writer.outcome(Outcome::kTooLarge);
+    return;
+  }
   engine::StoreRequest request;
   request.mode = meta_mode(flags.mode);
+  // C turns set and replace into cas (C0 included: it compares against cas 0).
+  if (flags.has_compare_cas &&
+      (request.mode == engine::StoreMode::kSet || request.mode == engine::StoreMode::kReplace)) {
+    request.mode = engine::StoreMode::kCas;
+  }
   request.key = command.key;
   request.value = command.data;
   request.client_flags = flags.client_flags;
   request.exptime = flags.has_ttl ? flags.ttl : 0;
   request.compare_cas = flags.has_compare_cas ? flags.compare_cas : 0;
-  request.new_cas = optional_if(flags.has_new_cas, flags.new_cas);
   request.invalidate = flags.invalidate;
-  request.vivify_ttl = optional_if(flags.has_vivify, flags.vivify_ttl);
+  request.unlink_on_refusal = true;
   const engine::StoreOutcome result = context_.store.store(request);
   if (is_error(result.status)) {
     writer.outcome(to_outcome(result.status));
@@ -263,8 +309,8 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   protocol::MetaItem meta;
   meta.key = command.key;
   meta.cas = result.cas;
-  meta.size = result.status == StoreStatus::kStored ? result.value_size : command.data.size();
-  writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta, true);
+  writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta,
+                     ReplyWriter::kMsItemFlags);
 }
 
 void CommandExecutor::meta_delete(const Command& command, ReplyWriter& writer) {
@@ -272,32 +318,32 @@ void CommandExecutor::meta_delete(const Command& command, ReplyWriter& writer) {
   const protocol::MetaFlags& flags = command.meta;
   engine::DeleteRequest request;
   request.key = command.key;
-  request.compare_cas = flags.has_compare_cas ? flags.compare_cas : 0;
-  request.new_cas = optional_if(flags.has_new_cas, flags.new_cas);
+  request.compare_cas = flags.compare_cas;
+  request.has_compare_cas = flags.has_compare_cas;  // C0 compares against cas 0
   request.invalidate = flags.invalidate;
   request.exptime = optional_if(flags.has_ttl && flags.invalidate, flags.ttl);
-  request.drop_value = flags.drop_value;
   const StoreStatus status = context_.store.remove(request);
   if (flags.quiet && status == StoreStatus::kDeleted) return;
   protocol::MetaItem meta;
   meta.key = command.key;
-  writer.meta_status(protocol::meta_code(to_outcome(status)), flags, meta, false);
+  writer.meta_status(protocol::meta_code(to_outcome(status)), flags, meta, {});
 }
 
 void CommandExecutor::meta_arithmetic(const Command& command, ReplyWriter& writer) {
   thread_stats_.add(thread_stats_.cmd_meta, 1);
   const protocol::MetaFlags& flags = command.meta;
+  const MetaFlagPlan plan = plan_meta_flags(flags);
   engine::ArithmeticRequest request;
   request.key = command.key;
   request.mode = (flags.mode == 'D' || flags.mode == 'd' || flags.mode == '-')
                      ? engine::ArithmeticMode::kDecr
                      : engine::ArithmeticMode::kIncr;
   request.delta = flags.has_delta ? flags.delta : 1;
+  // memcached's ma treats C0 as "no compare" (unlike ms and md).
   request.compare_cas = flags.has_compare_cas ? flags.compare_cas : 0;
-  request.new_cas = optional_if(flags.has_new_cas, flags.new_cas);
-  request.vivify_ttl = optional_if(flags.has_vivify, flags.vivify_ttl);
+  request.vivify_ttl = optional_if(flags.has_vivify, plan.created_exptime);
   request.initial = flags.has_initial ? flags.initial : 0;
-  request.touch_exptime = optional_if(flags.has_ttl, flags.ttl);
+  request.touch_exptime = plan.touch;
   const engine::ArithmeticOutcome result = context_.store.arithmetic(request);
 
   if (result.status == StoreStatus::kNonNumeric) {
@@ -308,21 +354,31 @@ void CommandExecutor::meta_arithmetic(const Command& command, ReplyWriter& write
     writer.raw(protocol::reply::kMetaOutOfMemory);
     return;
   }
+  // memcached checks the opaque while it writes the reply: after the arithmetic.
+  if (plan.opaque_too_long) {
+    writer.raw(protocol::reply::kOpaqueTooLong);
+    return;
+  }
   protocol::MetaItem meta;
   meta.key = command.key;
   if (result.status != StoreStatus::kStored) {
-    writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta, false);
+    writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta, {});
     return;
   }
-  if (flags.quiet) return;
+  // q silences an update's HD, not the reply to an item N created.
+  if (flags.quiet && !result.created) return;
+  const std::int64_t now = context_.store.now();
+  const auto to_absolute = [&](std::int64_t t) { return context_.store.absolute_exptime(t); };
   meta.cas = result.cas;
-  meta.ttl = remaining_ttl(result.exptime, context_.store.now());
+  meta.ttl = shown_ttl(
+      exptime_shown_by_t(flags, result.exptime_before, result.created, to_absolute).value_or(0),
+      now, context_.started_at);
   if (flags.return_value) {
     scratch_ = std::to_string(result.value);
     meta.value = scratch_;
     writer.meta_value(flags, meta);
   } else {
-    writer.meta_status("HD", flags, meta, true);
+    writer.meta_status("HD", flags, meta, ReplyWriter::kMaItemFlags);
   }
 }
 

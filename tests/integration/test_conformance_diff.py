@@ -25,6 +25,7 @@ K250 = b"k" * 250
 K251 = b"k" * 251
 BIG = b"b" * (2 * 1024 * 1024)
 HALF_MB = b"h" * (512 * 1024)
+LONG_O = b"O" + b"x" * 32                       # an opaque token one byte too long
 PAST = b"1000000000"                             # an absolute time in 2001
 FUTURE = b"%d" % (int(time.time()) + 10 * 86400)  # absolute, ten days on
 
@@ -176,6 +177,61 @@ CASES = {
                                b"ms k 3 F8 C1\r\nxyz\r\n", b"gets k\r\n", b"ma k\r\n",
                                b"set n 0 0 1\r\n5\r\n", b"ma n v c\r\n", b"gets n\r\n",
                                b"incr n 1\r\n", b"mg n v c\r\n", b"md n\r\n", b"get n\r\n"],
+
+    # --- issue 15: the divergences K1-K9, with the exact bytes of the issue ---
+    "k1_nul_ends_the_command_line": [b"set nul 0 0 1\r\na\r\ndelete nul\x00x\r\n", b"get \x00\r\n",
+                                     b"get \x00a\r\n", b"set nul 0 0 1\x00junk\r\nb\r\n",
+                                     b"get nul\r\n", b"mg nul\x00 v\r\n"],
+    "k2_flush_all_absolute_time_in_the_past": [
+        b"set fa 0 0 1\r\na\r\n", b"flush_all 1000000000\r\n", b"get fa\r\n",
+        b"flush_all 2592001\r\n", b"get fa\r\n", b"flush_all 100\r\n", b"get fa\r\n",
+        b"flush_all 1000000000\r\n", b"get fa\r\n", b"flush_all -1\r\n", b"get fa\r\n"],
+    "k3_meta_C0_compares_against_cas_0": [
+        b"set c0 0 0 1\r\na\r\nmd c0 C0\r\n", b"get c0\r\n", b"ms c0new 1 C0\r\nx\r\n",
+        b"mg c0new v\r\n", b"ms c0 1 C0\r\nx\r\n", b"ms c0 1 MR C0\r\nx\r\n",
+        b"ms c0 1 MA C0\r\nx\r\n", b"ms c0 1 ME C0\r\nx\r\n", b"ms c0 1 C0 I\r\nx\r\n",
+        b"md c0 C0 I\r\n", b"md c0 C0 q\r\n", b"get c0\r\n", b"set n 0 0 1\r\n5\r\n",
+        b"ma n C0 v\r\n", b"cas c0 0 0 1 0\r\nz\r\n", b"cas none 0 0 1 0\r\nz\r\n"],
+    "k4_refused_set_unlinks_the_old_item": [
+        b"set tl 0 0 3\r\nold\r\nset tl 0 0 1048577\r\n" + b"z" * 1048577 + b"\r\n",
+        b"get tl\r\n",
+        b"set tl 0 0 3\r\nold\r\nset tl 0 0 1048577 noreply\r\n" + b"z" * 1048577 + b"\r\n",
+        b"get tl\r\n",
+        b"ms tl 3\r\nold\r\nms tl 1048577\r\n" + b"z" * 1048577 + b"\r\n", b"get tl\r\n",
+        b"ms tl 3\r\nold\r\nms tl 1048577 MA\r\n" + b"z" * 1048577 + b"\r\n", b"get tl\r\n",
+        b"ms tl 3\r\nold\r\nms tl 1048577 ME q\r\n" + b"z" * 1048577 + b"\r\n", b"get tl\r\n",
+        # only set and ms: add, replace, append, prepend and cas leave the old item
+        b"set tl 0 0 3\r\nold\r\nadd tl 0 0 1048577\r\n" + b"z" * 1048577 + b"\r\n",
+        b"replace tl 0 0 1048577\r\n" + b"z" * 1048577 + b"\r\n",
+        b"append tl 0 0 1048577\r\n" + b"z" * 1048577 + b"\r\n",
+        b"cas tl 0 0 1048577 1\r\n" + b"z" * 1048577 + b"\r\n", b"get tl\r\n"],
+    "k5_t_flag_in_flag_order": [
+        b"set viv 0 0 1\r\n1\r\nmg viv t v N-1\r\n", b"mg viv2 t N100\r\nmg viv2 t\r\n",
+        b"set tt 0 100 1\r\n1\r\nmg tt t v T2592001\r\n",
+        b"set t2 0 0 1\r\n1\r\nmg t2 T50 t\r\nmg t2 t T60\r\nmg t2 t\r\n",
+        b"mg t3 t N100 T50 v\r\nmg t3 t\r\nmg t4 T50 N100 t\r\nmg t4 t\r\n",
+        b"set t5 0 0 1\r\n5\r\nma t5 T30\r\nmg t5 t\r\n",
+        b"set t6 0 0 2\r\n99\r\nma t6 T30 t\r\nmg t6 t\r\n",
+        b"ma t7 N0 T30 t\r\nmg t7 t\r\nma t8 t N100 T50\r\nmg t8 t\r\n"],
+    "k6_ma_quiet_autovivify_still_answers": [b"ma mq q N30\r\nmn\r\n", b"ma mq q N30\r\n",
+                                             b"mg mq v\r\n", b"ma mq2 q N0 v\r\n"],
+    "k7_which_error_wins": [
+        b"set ep 0 0 1048576\r\n" + b"e" * 1048576 + b"xx", b"get ep\r\n",
+        b"set ep 0 0 1048516\r\n" + b"e" * 1048516 + b"xx",
+        b"set op 0 0 5\r\n12abc\r\nma op " + LONG_O + b"\r\n",
+        b"set op 0 0 1\r\n1\r\nma op " + LONG_O + b"\r\n", b"get op\r\n",
+        b"ma opmiss N0 " + LONG_O + b"\r\n", b"get opmiss\r\n", b"ma opnf " + LONG_O + b"\r\n",
+        b"set h1 0 0 1\r\n1\r\nmg h1 T5 " + LONG_O + b" t\r\nmg h1 t\r\n",
+        b"mg h1 " + LONG_O + b" T9 t\r\nmg h1 t\r\n", b"mg hmiss " + LONG_O + b"\r\n",
+        b"md h1 " + LONG_O + b"\r\n", b"get h1\r\n"],
+    "k8_flags_1_6_18_rejects": [b"set k 0 0 1\r\nz\r\n", b"mg k x\r\n", b"mg k E5\r\n",
+                                b"ms k 1 x\r\nz\r\n", b"ms k 1 E\r\nz\r\n", b"ms k 1 E5\r\ny\r\n",
+                                b"md k x\r\n", b"md k E5\r\n", b"ma k E5\r\n", b"get k\r\n",
+                                b"ms nvx 2 MA N30\r\nab\r\n", b"mg nvx v\r\n"],
+    "k9_return_flags_ms_and_ma_echo": [b"ms rf 1 f t s\r\n1\r\n", b"ma rf f t s\r\n",
+                                       b"ms rf 1 c k O1 f h l s t\r\n2\r\n",
+                                       b"ma rf c k O2 f h l s t v\r\n", b"ms rf 1 MR q f\r\n3\r\n",
+                                       b"ms rf 1 ME k c f\r\n3\r\n", b"ma rfx f t k\r\n"],
 }
 
 VERSION_LINE = re.compile(rb"^VERSION [^\r\n]*\r\n", re.M)
@@ -240,3 +296,30 @@ def test_same_replies_as_memcached(name, server_factory, reference_command, conn
     detail = "\n".join(f"step {i}: {s!r}\n  memcached: {w!r}\n  server:    {g!r}"
                        for i, s, w, g in mismatches)
     assert got == want, "replies differ from memcached:\n" + detail
+
+
+@pytest.mark.parametrize("data", [b"set k 0 0 2000000\r\n" + b"z" * 2000000 + b"\r\n",
+                                  b"ms k 2000000\r\n" + b"z" * 2000000 + b"\r\n",
+                                  b"ms k 20 zz\r\n" + b"z" * 20 + b"\r\n"])
+def test_refused_data_is_swallowed_before_the_reply(data, server_factory, reference_command,
+                                                    connect):
+    """memcached answers a refused storage command only once it has swallowed the whole data
+    block (<bytes> + 2); the same bytes split before their end get no reply from either."""
+    servers = [server_factory(command=reference_command), server_factory()]
+    conns = [connect(s.address) for s in servers]
+    for c in conns:
+        c.send(data[:-5])
+    # Nothing may come back before the block is complete: a bounded wait for an absence.
+    for c in conns:
+        c.sock.settimeout(0.3)
+        try:
+            early = c.sock.recv(4096)
+        except socket.timeout:
+            early = b""
+        assert early == b"", f"reply before the data was swallowed: {early!r}"
+    replies = []
+    for c in conns:
+        c.send(data[-5:] + b"mn\r\n")
+        replies.append(c.read_until(b"MN\r\n"))
+    assert replies[0] == replies[1]
+    assert replies[1].startswith((b"SERVER_ERROR", b"CLIENT_ERROR"))

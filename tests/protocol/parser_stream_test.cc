@@ -45,9 +45,11 @@ const std::vector<std::string>& valid_commands() {
   return commands;
 }
 
+// Items are sized as memcached does (header, cas, key, flags, data + 2): 128 fits every
+// valid command above and refuses the two large ones below.
 ParserLimits small_items() {
   ParserLimits limits;
-  limits.item_size_max = 64;
+  limits.item_size_max = 128;
   return limits;
 }
 
@@ -115,16 +117,16 @@ TEST(ParserStream, EveryPrefixNeedsMoreAndConsumesNothing) {
   }
 }
 
-TEST(ParserStream, SwallowsARefusedBlockAcrossReads) {
+// memcached answers a refused storage command only after it has swallowed the declared
+// block (<bytes> + 2, unchecked): the reply must not come before the data is sent.
+TEST(ParserStream, SwallowsARefusedBlockAcrossReadsThenAnswers) {
   ParserLimits limits;
-  limits.item_size_max = 10;
+  limits.item_size_max = 80;  // key "k", flags 0: at most 20 data bytes
   Parser parser(limits);
   Command c;
-  ParseResult r = parser.parse("set k 0 0 20\r\nfirst", c);
-  EXPECT_EQ(r.status, ParseStatus::kError);
-  EXPECT_EQ(r.error_reply, "SERVER_ERROR object too large for cache\r\n");
+  ParseResult r = parser.parse("set k 0 0 21\r\nfirst", c);
+  EXPECT_EQ(r.status, ParseStatus::kSkipped);  // no reply yet
   EXPECT_EQ(r.consumed, 14u);
-  EXPECT_FALSE(r.close_connection);
   EXPECT_TRUE(parser.swallowing());
   std::size_t skipped = 0;
   r = parser.parse("first", c);
@@ -137,26 +139,75 @@ TEST(ParserStream, SwallowsARefusedBlockAcrossReads) {
   EXPECT_EQ(r.status, ParseStatus::kSkipped);
   skipped += r.consumed;
   EXPECT_TRUE(parser.swallowing());
-  // The last 5 data bytes and "\r\n" (not checked, as in memcached), then a command.
-  r = parser.parse("56789xyget k\r\n", c);
-  EXPECT_EQ(r.status, ParseStatus::kSkipped);
-  EXPECT_EQ(r.consumed, 7u);
+  // The last 6 data bytes and "\r\n" (not checked, as in memcached): now the answer, a
+  // refused set whose key the server unlinks.
+  r = parser.parse("456789xyget k\r\n", c);
+  EXPECT_EQ(r.status, ParseStatus::kComplete);
+  EXPECT_EQ(r.consumed, 8u);
   skipped += r.consumed;
-  EXPECT_EQ(skipped, 22u);
+  EXPECT_EQ(skipped, 23u);
   EXPECT_FALSE(parser.swallowing());
+  EXPECT_TRUE(c.too_large);
+  EXPECT_EQ(c.kind, CommandKind::kSet);
+  EXPECT_EQ(c.key, "k");
+  EXPECT_TRUE(c.data.empty());
   r = parser.parse("get k\r\n", c);
   EXPECT_EQ(r.status, ParseStatus::kComplete);
+  EXPECT_FALSE(c.too_large);
   EXPECT_EQ(c.keys.at(0), "k");
+}
+
+// K7 of issue 15: the item is sized before its block is read, so a block that is too large
+// and malformed is "too large", as in memcached (not "bad data chunk").
+TEST(ParserStream, TooLargeWinsOverABadDataChunk) {
+  const std::string value(1048576, 'e');
+  const StreamResult out = run_stream("set ep 0 0 1048576\r\n" + value + "xxmn\r\n", 0);
+  EXPECT_EQ(out.replies, "SERVER_ERROR object too large for cache\r\nMN\r\n");
+  // The size counts key, flags and memcached's item header: "k" with flags 0 fits 1048516.
+  EXPECT_EQ(run_stream("set k 0 0 1048516\r\n" + std::string(1048516, 'e') + "xx", 0).replies,
+            "CLIENT_ERROR bad data chunk\r\n");
+  EXPECT_EQ(run_stream("set k 1 0 1048513\r\n" + std::string(1048513, 'e') + "\r\n", 0).replies,
+            "SERVER_ERROR object too large for cache\r\n");
+}
+
+TEST(ParserStream, RefusedMetaSetKeepsItsDecodedKey) {
+  ParserLimits limits;
+  limits.item_size_max = 80;
+  const StreamResult out = run_stream("ms Zm9v 30 b\r\n" + std::string(30, 'v') + "\r\n", 1,
+                                      limits);
+  ASSERT_EQ(out.events.size(), 2u);
+  EXPECT_EQ(out.events[0], "S 46");
+  EXPECT_TRUE(out.events[1].starts_with("T kind=" +
+                                        std::to_string(static_cast<int>(CommandKind::kMetaSet)) +
+                                        " key=foo "))
+      << out.events[1];
 }
 
 TEST(ParserStream, NoreplySilencesTooLargeButStillSwallows) {
   ParserLimits limits;
-  limits.item_size_max = 4;
+  limits.item_size_max = 64;
   const StreamResult out = run_stream("set k 0 0 5 noreply\r\n12345\r\nmn\r\n", 3, limits);
   EXPECT_EQ(out.replies, "MN\r\n");
   ASSERT_EQ(out.events.size(), 3u);
-  EXPECT_EQ(out.events[0], "E ");
-  EXPECT_EQ(out.events[1], "S 7");
+  EXPECT_EQ(out.events[0], "S 28");
+  EXPECT_TRUE(out.events[1].starts_with("T ")) << out.events[1];
+  EXPECT_NE(out.events[1].find(" noreply=1 too_large=1 "), std::string::npos) << out.events[1];
+}
+
+// K1 of issue 15: memcached reads a command line as a C string, so it ends at a NUL.
+TEST(ParserStream, ACommandLineEndsAtItsFirstNul) {
+  Command c;
+  expect_complete(std::string_view("delete nul\0x\r\n", 14), c);
+  EXPECT_EQ(c.kind, CommandKind::kDelete);
+  EXPECT_EQ(c.key, "nul");
+  const std::string get_nul("get \0\r\n", 7);
+  const ParseResult r = parse_one(get_nul, c);
+  EXPECT_EQ(r.status, ParseStatus::kError);
+  EXPECT_EQ(r.error_reply, "ERROR\r\n");
+  // The data block of a storage command still follows the whole line.
+  const std::string set_line("set k 0 0 1\0junk\r\nx\r\n", 21);
+  expect_complete(set_line, c);
+  EXPECT_EQ(c.data, "x");
 }
 
 TEST(ParserStream, LongLineWithoutNewlineClosesSilently) {

@@ -22,9 +22,12 @@ std::string describe(const Command& command);
 
 // What a stream of bytes produced: one entry per parse() answer other than kNeedMore.
 struct StreamResult {
-  std::vector<std::string> commands;  // describe() of each complete command
-  std::string replies;  // error replies in order; "MN\r\n" for each mn (like memcached)
-  std::vector<std::string> events;    // "C <describe>", "E <reply>", "S <bytes>" in order
+  std::vector<std::string> commands;  // describe() of each complete command (not too_large)
+  std::string replies;  // error replies in order; "MN\r\n" for each mn and the server's
+                        // "SERVER_ERROR object too large for cache" for a too_large command
+                        // without noreply (like memcached)
+  std::vector<std::string> events;    // "C <describe>", "T <describe>" (too_large),
+                                      // "E <reply>", "S <bytes>" in order
   bool closed = false;                // the parser asked to close
 };
 
