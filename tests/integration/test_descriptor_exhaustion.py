@@ -190,6 +190,11 @@ def test_held_connections_under_ulimit_1024(limited_server, client_descriptors):
     assert server.stop() and server.proc.returncode == 0, server.log_text()[-3000:]
 
 
+def uses_ubsan(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return "libubsan" in f.read()
+
+
 def open_descriptors(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -198,6 +203,10 @@ def test_accept_pauses_while_out_of_descriptors(limited_server, client_descripto
     """accept() failing with EMFILE: the listener stops accepting (no busy loop, one log line),
     counts the episode in listen_disabled_num, and resumes when a connection closes."""
     server = limited_server(1024)
+    if uses_ubsan(server.pid):
+        # UBSan checks a vptr by writing the vtable to a pipe (IsAccessibleMemoryRange): with
+        # no descriptor left that fails, and the check reports a bogus "invalid vptr" and aborts.
+        pytest.skip("a UBSan build cannot run out of descriptors: its vptr check needs a pipe")
     monitor = RawConn(server.address)
     assert stats(monitor)["listen_disabled_num"] == "0"
     # Squeeze the running server's limit (as other descriptors or an operator might) below
