@@ -39,7 +39,9 @@ void ConnectionManager::remove(const std::shared_ptr<Connection>& connection) {
       removed = true;
     }
   }
-  if (removed) stats_.curr_connections.fetch_sub(1, std::memory_order_relaxed);
+  if (!removed) return;
+  stats_.curr_connections.fetch_sub(1, std::memory_order_relaxed);
+  if (on_close_) on_close_();
 }
 
 void ConnectionManager::stop_all() {

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
+#include <utility>
 
 #include "server/server_stats.h"
 
@@ -22,6 +24,10 @@ class ConnectionManager {
   [[nodiscard]] bool try_reserve();
   // Gives back a slot reserved by try_reserve() that was never used.
   void release_reservation();
+
+  // `callback` runs (on the closing connection's thread) after each connection has closed its
+  // socket and left. Set it before the first connection is added.
+  void notify_on_close(std::function<void()> callback) { on_close_ = std::move(callback); }
 
   void add(const std::shared_ptr<Connection>& connection);
   void remove(const std::shared_ptr<Connection>& connection);
@@ -40,6 +46,7 @@ class ConnectionManager {
   std::size_t reserved_ = 0;
   std::size_t max_connections_;
   ServerStats& stats_;
+  std::function<void()> on_close_;
 };
 
 }  // namespace pmcached::server

@@ -1,5 +1,6 @@
 // pmcached: start-up. Parses options, builds the store on the chosen engine, serves.
-// Exit codes: 0 after a clean shutdown, 2 for bad flags or configuration, 1 otherwise.
+// Exit codes: 0 after a clean shutdown, 2 for bad flags or configuration, 71 when the open-file
+// limit cannot hold -c connections (memcached's EX_OSERR), 1 otherwise.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -10,6 +11,7 @@
 
 #include "config/options.h"
 #include "engine/clock.h"
+#include "server/descriptor_limit.h"
 #include "server/server.h"
 #include "server/storage.h"
 
@@ -19,6 +21,7 @@ using namespace pmcached;
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitOsError = 71;  // EX_OSERR, what memcached exits with
 
 void set_up_logging(int verbosity) {
   auto logger = spdlog::stderr_color_mt("pmcached");
@@ -33,6 +36,14 @@ int serve(config::Options options) {
   if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
   set_up_logging(options.verbosity);
 
+  const server::DescriptorBudget descriptors =
+      server::fit_descriptor_limit(options.max_connections, options.threads);
+  if (!descriptors.fits) {
+    std::fprintf(stderr, "pmcached: %s\n", descriptors.message.c_str());
+    return kExitOsError;
+  }
+  if (!descriptors.message.empty()) spdlog::warn("{}", descriptors.message);
+
   engine::SystemClock clock;
   std::unique_ptr<server::Storage> storage;
   try {
@@ -44,7 +55,7 @@ int serve(config::Options options) {
 
   std::unique_ptr<server::Server> server;
   try {
-    server = std::make_unique<server::Server>(options, *storage);
+    server = std::make_unique<server::Server>(options, *storage, descriptors.connection_slots);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "pmcached: cannot listen on %s:%u: %s\n", options.listen_address.c_str(),
                  static_cast<unsigned>(options.port), error.what());

@@ -5,6 +5,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <optional>
@@ -22,6 +23,25 @@ namespace {
 constexpr auto kDrainTimeout = std::chrono::seconds(5);
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 constexpr std::size_t kSweepKeysPerTick = 10'000;
+// Accepting paused for want of descriptors resumes when a connection closes, or after this.
+constexpr auto kAcceptRetryInterval = std::chrono::milliseconds(100);
+// At most one warning per this interval, however many pause episodes there are.
+constexpr auto kPauseWarningInterval = std::chrono::seconds(10);
+
+// Errors that retrying at once cannot cure: the process or system is out of descriptors or
+// socket memory (memcached stops accepting on EMFILE likewise).
+bool out_of_resources(const boost::system::error_code& error) {
+  if (error.category() != boost::system::system_category()) return false;
+  switch (error.value()) {
+    case EMFILE:
+    case ENFILE:
+    case ENOBUFS:
+    case ENOMEM:
+      return true;
+    default:
+      return false;
+  }
+}
 
 }  // namespace
 
@@ -35,7 +55,7 @@ struct Server::Worker {
   ThreadStats& stats;
 };
 
-Server::Server(const config::Options& options, Storage& storage)
+Server::Server(const config::Options& options, Storage& storage, std::size_t connection_slots)
     : options_(options),
       stats_(options.threads),
       context_{storage.store(), stats_, options, storage.store().now(), {}, {}, &storage},
@@ -44,10 +64,17 @@ Server::Server(const config::Options& options, Storage& storage)
       signals_(listener_context_, SIGINT, SIGTERM),
       drain_deadline_(listener_context_),
       sweep_timer_(listener_context_),
-      connections_(options.max_connections, stats_) {
+      accept_retry_(listener_context_),
+      connections_(connection_slots != 0 ? connection_slots : options.max_connections, stats_) {
   context_.verbosity = options.verbosity;
   context_.request_shutdown = [this] { stop(); };
   limits_.item_size_max = options.item_size_max;
+  // A closed connection frees a descriptor: a paused listener tries again at once.
+  connections_.notify_on_close([this] {
+    if (accept_paused_.load(std::memory_order_relaxed)) {
+      asio::post(listener_context_, [this] { resume_accepting(); });
+    }
+  });
 
   const tcp::endpoint endpoint(asio::ip::make_address(options.listen_address), options.port);
   acceptor_.open(endpoint.protocol());
@@ -106,6 +133,7 @@ void Server::on_stop() {
   acceptor_.close(ignored);
   signals_.cancel(ignored);
   sweep_timer_.cancel();
+  accept_retry_.cancel();
   connections_.stop_all();
   // Workers leave run() once their last connection has closed.
   for (auto& worker : workers_) worker->work.reset();
@@ -137,11 +165,16 @@ void Server::accept_next() {
                                                     tcp::socket socket) {
     if (error) {
       if (error == asio::error::operation_aborted || stopping_) return;
-      // Out of file descriptors and the like: log, and keep accepting.
+      if (out_of_resources(error)) {
+        pause_accepting(error);
+        return;
+      }
+      // A failure of this one connection (e.g. reset before it was accepted): keep accepting.
       spdlog::warn("accept failed: {}", error.message());
       accept_next();
       return;
     }
+    if (accept_paused_.load(std::memory_order_relaxed)) end_pause();
     if (!connections_.try_reserve()) {
       // memcached's maxconns_fast behaviour: tell the client and close at once.
       stats_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
@@ -159,6 +192,59 @@ void Server::accept_next() {
     asio::post(worker.io, [connection] { connection->start(); });
     accept_next();
   });
+}
+
+// Stops accepting until a connection closes or the retry timer fires. The connections that
+// keep arriving wait in the listen backlog meanwhile. A new episode (the first failure after
+// an accept succeeded or a connection closed) is counted and logged; the timer's retries
+// within it are not.
+void Server::pause_accepting(const boost::system::error_code& error) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!accept_paused_.load(std::memory_order_relaxed)) {
+    accept_paused_.store(true, std::memory_order_relaxed);
+    paused_since_ = now;
+    connections_at_pause_ = connections_.open_connections();
+    stats_.accepting_conns.store(false, std::memory_order_relaxed);
+    stats_.listen_disabled_num.fetch_add(1, std::memory_order_relaxed);
+    if (!last_pause_warning_ || now - *last_pause_warning_ >= kPauseWarningInterval) {
+      last_pause_warning_ = now;
+      spdlog::warn("accept failed: {}; not accepting until a connection closes "
+                   "(listen_disabled_num {}; further pauses within {}s are not logged)",
+                   error.message(), stats_.listen_disabled_num.load(std::memory_order_relaxed),
+                   std::chrono::duration_cast<std::chrono::seconds>(kPauseWarningInterval)
+                       .count());
+    }
+  }
+  accept_retry_armed_ = true;
+  accept_retry_.expires_after(kAcceptRetryInterval);
+  accept_retry_.async_wait([this](const boost::system::error_code& timer_error) {
+    if (timer_error || stopping_ || !accept_retry_armed_) return;
+    accept_retry_armed_ = false;
+    // A close whose wake-up raced with the pause still ends the episode.
+    if (connections_.open_connections() < connections_at_pause_) end_pause();
+    accept_next();
+  });
+}
+
+// A connection closed while paused: a descriptor is free, the episode is over (as in
+// memcached, where closing a connection re-enables accepting); try again now. Should accept
+// fail again, that is a new episode. The timer's retries do not end an episode.
+void Server::resume_accepting() {
+  if (stopping_ || !accept_retry_armed_) return;
+  accept_retry_armed_ = false;
+  accept_retry_.cancel();
+  end_pause();
+  accept_next();
+}
+
+void Server::end_pause() {
+  accept_paused_.store(false, std::memory_order_relaxed);
+  stats_.accepting_conns.store(true, std::memory_order_relaxed);
+  const auto paused_for = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - paused_since_);
+  stats_.time_in_listen_disabled_us.fetch_add(static_cast<std::uint64_t>(paused_for.count()),
+                                              std::memory_order_relaxed);
+  spdlog::debug("accepting connections again after {} us", paused_for.count());
 }
 
 }  // namespace pmcached::server

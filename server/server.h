@@ -6,6 +6,10 @@
 // `shutdown` command with -A) stop accepting, let every connection answer what it has
 // received, then return from run() so the caller can close the store cleanly.
 //
+// Out of descriptors (accept fails with EMFILE, ENFILE, ENOBUFS or ENOMEM), the listener stops
+// accepting until a connection closes, or a short timer as a fallback, rather than retrying at
+// once: each such episode counts in listen_disabled_num and logs one line at most (memcached).
+//
 // Thread safety: construct and run() from one thread; stop() is safe from any thread.
 #pragma once
 
@@ -13,8 +17,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -31,7 +38,9 @@ namespace pmcached::server {
 class Server {
  public:
   // Binds the listener; throws std::system_error if the address cannot be used.
-  Server(const config::Options& options, Storage& storage);
+  // `connection_slots` (0: -c) caps simultaneous connections when the open-file limit admits
+  // fewer than -c (see descriptor_limit.h).
+  Server(const config::Options& options, Storage& storage, std::size_t connection_slots = 0);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -49,6 +58,9 @@ class Server {
   struct Worker;
 
   void accept_next();
+  void pause_accepting(const boost::system::error_code& error);
+  void resume_accepting();
+  void end_pause();
   void on_stop();
   void sweep_expired();
 
@@ -60,6 +72,7 @@ class Server {
   boost::asio::signal_set signals_;
   boost::asio::steady_timer drain_deadline_;
   boost::asio::steady_timer sweep_timer_;
+  boost::asio::steady_timer accept_retry_;
   ConnectionManager connections_;
   protocol::ParserLimits limits_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -68,6 +81,13 @@ class Server {
   std::size_t finished_workers_ = 0;
   std::uint16_t port_ = 0;
   bool stopping_ = false;
+  // Accept-pause state: accept_paused_ is read by workers (to wake the listener when a
+  // connection closes); the rest belongs to the listener thread.
+  std::atomic<bool> accept_paused_{false};
+  bool accept_retry_armed_ = false;
+  std::chrono::steady_clock::time_point paused_since_{};
+  std::size_t connections_at_pause_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> last_pause_warning_;
 };
 
 }  // namespace pmcached::server

@@ -17,6 +17,9 @@ StatsTotals ServerStats::totals() const noexcept {
   t.curr_connections = curr_connections.load(std::memory_order_relaxed);
   t.total_connections = total_connections.load(std::memory_order_relaxed);
   t.rejected_connections = rejected_connections.load(std::memory_order_relaxed);
+  t.accepting_conns = accepting_conns.load(std::memory_order_relaxed);
+  t.listen_disabled_num = listen_disabled_num.load(std::memory_order_relaxed);
+  t.time_in_listen_disabled_us = time_in_listen_disabled_us.load(std::memory_order_relaxed);
   return t;
 }
 
@@ -31,6 +34,8 @@ void ServerStats::reset() noexcept {
   }
   total_connections.store(0, std::memory_order_relaxed);
   rejected_connections.store(0, std::memory_order_relaxed);
+  listen_disabled_num.store(0, std::memory_order_relaxed);
+  time_in_listen_disabled_us.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace pmcached::server

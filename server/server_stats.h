@@ -30,6 +30,9 @@ struct StatsTotals {
   std::uint64_t curr_connections = 0;
   std::uint64_t total_connections = 0;
   std::uint64_t rejected_connections = 0;
+  bool accepting_conns = true;
+  std::uint64_t listen_disabled_num = 0;
+  std::uint64_t time_in_listen_disabled_us = 0;
 };
 
 class ServerStats {
@@ -43,6 +46,10 @@ class ServerStats {
   std::atomic<std::uint64_t> curr_connections{0};
   std::atomic<std::uint64_t> total_connections{0};
   std::atomic<std::uint64_t> rejected_connections{0};
+  // Accepting paused for want of descriptors (memcached's names): episodes and their time.
+  std::atomic<bool> accepting_conns{true};
+  std::atomic<std::uint64_t> listen_disabled_num{0};
+  std::atomic<std::uint64_t> time_in_listen_disabled_us{0};
 
  private:
   std::unique_ptr<ThreadStats[]> threads_;

@@ -56,7 +56,9 @@ void write_general(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("bytes_read", t.bytes_read);
   w.stat("bytes_written", t.bytes_written);
   w.stat("limit_maxbytes", s.limit_maxbytes);
-  w.stat("accepting_conns", std::uint64_t{1});
+  w.stat("accepting_conns", std::uint64_t{t.accepting_conns ? 1u : 0u});
+  w.stat("listen_disabled_num", t.listen_disabled_num);
+  w.stat("time_in_listen_disabled_us", t.time_in_listen_disabled_us);
   w.stat("threads", static_cast<std::uint64_t>(o.threads));
   w.stat("conn_yields", t.conn_yields);
   w.stat("bytes", s.bytes);

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include "engine/pm/persistence.h"
 
 namespace pmcached::server {
@@ -18,6 +21,27 @@ engine::StoreOptions store_options(const config::Options& options) {
   out.item_size_max = options.item_size_max;
   out.evict_when_full = !options.no_evict;
   return out;
+}
+
+// A pool in a directory that does not exist is refused, as a mistyped path should be; only
+// the default pool's directory (data/) is created, so that a plain start works.
+void prepare_pool_directory(const std::string& pool_path) {
+  const std::filesystem::path parent = std::filesystem::path(pool_path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::is_directory(parent, ec)) return;
+  if (std::filesystem::exists(parent, ec)) {
+    throw StorageError("--pool: '" + parent.string() + "' is not a directory");
+  }
+  if (pool_path != config::Options{}.pool_path) {
+    throw StorageError("--pool: directory '" + parent.string() + "' does not exist");
+  }
+  std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    throw StorageError("--pool: cannot create directory '" + parent.string() +
+                       "': " + ec.message());
+  }
+  spdlog::info("created directory {} for the default pool", parent.string());
 }
 
 }  // namespace
@@ -41,21 +65,12 @@ Storage::Storage(const config::Options& options, const engine::Clock& clock)
   persist.write_latency_ns = options.pm_write_latency_ns;
   const pm::FlushInstruction used = pm::configure(persist);
 
+  prepare_pool_directory(options.pool_path);
   try {
     pool_ = pm::Pool::open_file(options.pool_path, options.memory_limit_mb << 20, info_->name);
   } catch (const pm::PoolError& error) {
     throw StorageError(error.what());
   }
-  spdlog::info("pool {}: {} MB, {}, {} pool, flush with {}{}", options.pool_path,
-               pool_->region().size() >> 20,
-               pool_->region().is_pmem() ? "real PM (DAX)"
-                                         : "emulated PM (durable against process crashes; "
-                                           "against power loss only after a clean shutdown)",
-               pool_->created() ? "new" : (pool_->was_clean() ? "cleanly closed" : "crashed"),
-               pm::flush_instruction_name(used),
-               persist.write_latency_ns > 0
-                   ? ", emulated write latency " + std::to_string(persist.write_latency_ns) + " ns"
-                   : std::string());
 
   allocator_ =
       std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(), pool_->heap_end());
@@ -72,7 +87,9 @@ Storage::Storage(const config::Options& options, const engine::Clock& clock)
   try {
     index = info_->create(context);
   } catch (const std::runtime_error& error) {
-    throw StorageError(options.pool_path + ": pool is corrupt: " + error.what());
+    const std::string what = error.what();
+    throw StorageError(options.pool_path + ": " +
+                       (what.starts_with("pool is corrupt") ? what : "pool is corrupt: " + what));
   }
   store_ = std::make_unique<engine::Store>(std::move(index), *heap_, clock, limits);
 
@@ -82,6 +99,17 @@ Storage::Storage(const config::Options& options, const engine::Clock& clock)
   } catch (const std::runtime_error& error) {
     throw StorageError(options.pool_path + ": " + error.what());
   }
+  // Logged once the pool is accepted: a refused one gets its one line and nothing else.
+  spdlog::info("pool {}: {} MB, {}, {} pool, flush with {}{}", options.pool_path,
+               pool_->region().size() >> 20,
+               pool_->region().is_pmem() ? "real PM (DAX)"
+                                         : "emulated PM (durable against process crashes; "
+                                           "against power loss only after a clean shutdown)",
+               pool_->created() ? "new" : (pool_->was_clean() ? "cleanly closed" : "crashed"),
+               pm::flush_instruction_name(used),
+               persist.write_latency_ns > 0
+                   ? ", emulated write latency " + std::to_string(persist.write_latency_ns) + " ns"
+                   : std::string());
   for (const std::string& problem : recovery_->problems) spdlog::warn("recovery: {}", problem);
   spdlog::info("recovered {} items ({} bytes live, {} index blocks, {} dropped) in {} us",
                recovery_->items_recovered, recovery_->bytes_live, recovery_->index_blocks,

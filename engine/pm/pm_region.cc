@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -67,12 +66,7 @@ std::unique_ptr<PmRegion> PmRegion::map_file(const std::string& path, std::size_
     created = false;
   } else {
     if (errno != ENOENT) fail("cannot stat pool", path, errno);
-    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(parent, ec);
-      if (ec) fail("cannot create the directory of pool", path, ec.value());
-    }
+    // The directory must exist: whether to create it is the caller's policy.
     addr = pmem_map_file(path.c_str(), size_if_new, PMEM_FILE_CREATE | PMEM_FILE_EXCL, 0600,
                          &mapped_len, &is_pmem);
     if (addr == nullptr) fail("cannot create pool", path, errno);

@@ -36,7 +36,8 @@ class CrashSimulator;
 class PmRegion {
  public:
   // Maps `path` with libpmem: an existing file at its size, or a new file of `size_if_new`
-  // bytes (`created` tells which). Throws PoolError (pool.h) on any failure.
+  // bytes (`created` tells which) in an existing directory. Throws PoolError (pool.h) on any
+  // failure.
   static std::unique_ptr<PmRegion> map_file(const std::string& path, std::size_t size_if_new,
                                             bool& created);
   // Zero-filled DRAM of `size` bytes; an attached simulator sees every flush and fence.

@@ -129,7 +129,8 @@ std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region,
     pool->validate(engine, where);
     pool->was_clean_ = load(superblock(*pool->region_)->clean) != 0;
   }
-  pool->mark_in_use();
+  // The clean flag stays as it was: the caller may still refuse the pool (a corrupt index)
+  // and must leave it untouched; it calls mark_in_use() once it serves from the pool.
   return pool;
 }
 

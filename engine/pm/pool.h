@@ -67,8 +67,9 @@ class Pool {
   [[nodiscard]] std::uint64_t flush_cas() const noexcept;
   void set_flush_state(std::int64_t time, std::uint64_t cas) noexcept;
 
-  // Start of a run: clears the clean-shutdown flag (persisted). open_file()/open_region()
-  // already call it after reading was_clean(); calling it again is harmless.
+  // Start of a run: clears the clean-shutdown flag (persisted). Call it once the pool is
+  // accepted (after recovery): open_file()/open_region() write nothing to an existing pool,
+  // so a pool refused after them (e.g. a corrupt index) is left byte-identical.
   void mark_in_use() noexcept;
   // Clean shutdown: syncs the whole mapping, then sets the clean flag (persisted).
   void mark_clean() noexcept;

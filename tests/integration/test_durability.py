@@ -534,6 +534,68 @@ def test_damaged_pool_is_refused_and_left_alone(pool, connect, damage):
     assert_refused_unchanged(pool)
 
 
+ROOT_OFFSET = 64   # the superblock's root field: outside its checksum, read by the engine
+CLEAN_OFFSET = 72  # the clean-shutdown flag, which an open used to clear before refusing
+
+
+@pytest.mark.parametrize("closed", ["cleanly", "killed"])
+@pytest.mark.parametrize("root", ["heap_start", "near_end", "misaligned"])
+def test_pool_with_a_corrupt_index_is_refused_and_left_alone(pool, connect, closed, root):
+    """Issue 15: a pool that passes the superblock checks but whose index is corrupt is refused
+    by the engine or recovery; no byte may change (the clean flag, byte 72, used to)."""
+    if closed == "cleanly":
+        make_pool(pool, connect)
+    else:
+        server = pool.start()
+        conn = connect(server.address)
+        for i in range(50):
+            assert call(conn, store_cmd(b"k%d" % i, b"v%d" % i)) == b"STORED\r\n"
+        server.kill()
+    size = os.path.getsize(pool.path)
+    bogus = {"heap_start": 4096 + 8, "near_end": size - 64, "misaligned": 3 * 4096 + 3}[root]
+    with open(pool.path, "r+b") as f:
+        f.seek(CLEAN_OFFSET)
+        assert f.read(1) == (b"\x01" if closed == "cleanly" else b"\x00")
+        f.seek(ROOT_OFFSET)
+        f.write(bogus.to_bytes(8, "little"))
+    line = assert_refused_unchanged(pool)
+    assert "corrupt" in line, line
+
+
+def test_pool_in_a_missing_directory_is_refused(pool, tmp_path):
+    """Issue 15: --pool in a directory that does not exist is refused; nothing is created."""
+    missing = PoolFile(pool.factory, pool.argv, pool.engine, tmp_path / "no" / "such" / "p.pool")
+    status, err = missing.start_failing()
+    lines = err.strip().splitlines()
+    assert status == 2, (status, err[-2000:])
+    assert lines == [f"pmcached: --pool: directory '{tmp_path / 'no' / 'such'}' does not exist"]
+    assert not (tmp_path / "no").exists()
+
+
+def test_default_pool_directory_is_created(pmcached_argv, engine, tmp_path):
+    """Without --pool the default data/pmcached.pool works from a fresh directory: its
+    directory is created (only the default's)."""
+    port = free_port()
+    argv = pmcached_argv + ["--engine", engine, "-m", str(POOL_MB), "-p", str(port), "-l", HOST]
+    with subprocess.Popen(argv, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+        try:
+            deadline = time.monotonic() + START_DEADLINE_S
+            while True:
+                assert proc.poll() is None, proc.stderr.read().decode(errors="replace")
+                assert time.monotonic() < deadline, "not serving"
+                try:
+                    socket.create_connection((HOST, port), timeout=1.0).close()
+                    break
+                except OSError:
+                    time.sleep(0.01)  # polling interval of a deadline-bounded wait
+        finally:
+            proc.terminate()
+            assert proc.wait(timeout=STOP_DEADLINE_S) == 0
+    assert (tmp_path / "data" / "pmcached.pool").is_file()
+    (tmp_path / "data" / "pmcached.pool").unlink()
+
+
 def test_flipped_byte_in_a_value_drops_only_that_item(pool, connect):
     victim = b"Q" * 64
     make_pool(pool, connect, extra=[(b"victim", victim)])

@@ -26,8 +26,16 @@ class PmRegionFileTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// Issue 15: a pool in a directory that does not exist is not created (nor is the directory).
+TEST_F(PmRegionFileTest, MissingDirectoryIsNotCreated) {
+  const std::filesystem::path path = dir_ / "sub" / "dir" / "pool";
+  bool created = false;
+  EXPECT_THROW((void)PmRegion::map_file(path.string(), kMinPoolSize, created), PoolError);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "sub"));
+}
+
 TEST_F(PmRegionFileTest, CreatesReopensAndKeepsDataAfterSync) {
-  const std::string path = (dir_ / "sub" / "dir" / "pool").string();  // parents are created
+  const std::string path = (dir_ / "pool").string();
   {
     bool created = false;
     auto region = PmRegion::map_file(path, kMinPoolSize, created);

@@ -89,6 +89,7 @@ TEST_F(PoolFileTest, CleanFlagCycle) {
   {
     auto pool = Pool::open_file(path_, 0, "wort");
     EXPECT_TRUE(pool->was_clean());
+    pool->mark_in_use();
     // A crash now (no mark_clean) must not look clean next time.
   }
   {
@@ -99,6 +100,20 @@ TEST_F(PoolFileTest, CleanFlagCycle) {
   auto pool = Pool::open_file(path_, 0, "wort");
   EXPECT_TRUE(pool->was_clean());
   EXPECT_EQ(pool->root(), 8192u);
+}
+
+// Issue 15: a pool that the caller refuses after opening it (say its index is corrupt) must be
+// left byte-identical: opening writes nothing, the clean flag included, until mark_in_use().
+TEST_F(PoolFileTest, OpeningAnExistingPoolWritesNothing) {
+  create();
+  const std::vector<char> before = read_file(path_);
+  {
+    auto pool = Pool::open_file(path_, 0, "wort");
+    EXPECT_TRUE(pool->was_clean());
+  }
+  EXPECT_TRUE(read_file(path_) == before) << "opening changed the pool";
+  auto pool = Pool::open_file(path_, 0, "wort");
+  EXPECT_TRUE(pool->was_clean());
 }
 
 TEST_F(PoolFileTest, WrongEngineIsRefused) {
