@@ -80,15 +80,19 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
   }
 
   // Unlink corrupt items, once the allocator is rebuilt (an engine may allocate and free nodes
-  // to erase). A block is freed only if its item really left the index: when the corruption is
-  // in the key bytes the engine may not find it, and the block stays owned.
+  // to erase). The key read from a corrupt record may itself be damaged, and a damaged key can
+  // be another item's (key009674 -> key009774): an item is erased only if its key still leads
+  // to it, so an intact item is never unlinked in its place. One that cannot be reached by its
+  // key stays in the index, unreadable by any get, and its block stays owned.
   allocator.finish_rebuild();
   for (std::size_t i = 0; i < corrupt_keys.size(); ++i) {
-    const ItemRef removed = s.engine->erase(corrupt_keys[i]);
-    if (removed == kNoItem) continue;
-    for (std::uint64_t block : corrupt_blocks) {
-      if (block == removed) allocator.free(block);
+    if (s.engine->lookup(corrupt_keys[i]) != corrupt_blocks[i]) {
+      report.problems.push_back("item at pool offset " + std::to_string(corrupt_blocks[i]) +
+                                " cannot be unlinked by its damaged key; it stays unreachable");
+      continue;
     }
+    const ItemRef removed = s.engine->erase(corrupt_keys[i]);
+    if (removed == corrupt_blocks[i]) allocator.free(removed);
   }
 
   // The recency lists are volatile: rebuilt with the oldest cas (the oldest store) least recent.

@@ -596,6 +596,38 @@ def test_default_pool_directory_is_created(pmcached_argv, engine, tmp_path):
     (tmp_path / "data" / "pmcached.pool").unlink()
 
 
+def test_key_flipped_into_a_neighbours_key_never_costs_the_neighbour(pool, connect):
+    """Issue 15: a bit flip turned key009674 into key009774, another item's key, and recovery
+    unlinked that intact neighbour by the damaged key. Only the corrupt item may go."""
+    victim_value, neighbour_value = b"V" * 40, b"N" * 40
+    make_pool(pool, connect, extra=[(b"flipkey_a", victim_value), (b"flipkey_c", neighbour_value)])
+    data = pool.path.read_bytes()
+    # The victim's record: its key followed (after the key) by its value.
+    at = data.find(b"flipkey_a")
+    while at >= 0 and data.find(victim_value, at, at + 64) < 0:
+        at = data.find(b"flipkey_a", at + 1)
+    assert at >= 0, "the victim's record is not in the pool"
+    with open(pool.path, "r+b") as f:  # 'a' (0x61) -> 'c' (0x63): one bit
+        f.seek(at + len(b"flipkey_"))
+        f.write(b"c")
+
+    server = pool.start()
+    assert recovered_count(server) == 51
+    conn = connect(server.address)
+    s = stats(conn)
+    assert (int(s["items_dropped"]), int(s["items_recovered"])) == (1, 51)
+    assert call(conn, b"get flipkey_a\r\n") == b"END\r\n"
+    assert_all_present(conn, {b"flipkey_c": (0, neighbour_value)})
+    expected = {b"k%d" % i: (i, b"value-%d" % i * 3) for i in range(50)}
+    assert_all_present(conn, expected)
+    stop_cleanly(server)
+
+    server = pool.start()
+    conn = connect(server.address)
+    assert_all_present(conn, {b"flipkey_c": (0, neighbour_value)})
+    assert_all_present(conn, expected)
+
+
 def test_flipped_byte_in_a_value_drops_only_that_item(pool, connect):
     victim = b"Q" * 64
     make_pool(pool, connect, extra=[(b"victim", victim)])
