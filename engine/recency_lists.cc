@@ -63,6 +63,22 @@ void RecencyLists::remove(ItemRef ref) noexcept {
   list.count.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void RecencyLists::replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noexcept {
+  List& list = list_of(fresh);
+  if (&list_of(old) != &list) {
+    push(fresh, stamp);
+    remove(old);
+    return;
+  }
+  std::lock_guard lock(list.mutex);
+  link_head(list, fresh, std::max<std::uint64_t>(stamp, 1));
+  if (heap_.links(old).stamp != 0) {
+    unlink(list, old);
+  } else {
+    list.count.fetch_add(1, std::memory_order_relaxed);  // `old` was never listed
+  }
+}
+
 bool RecencyLists::claim_oldest(std::size_t size_class, std::uint64_t stamp,
                                 Claim& out) noexcept {
   List& list = lists_[size_class];

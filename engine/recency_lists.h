@@ -43,6 +43,9 @@ class RecencyLists {
   void push(ItemRef ref, std::uint64_t stamp) noexcept;
   // Unlinks `ref` (a listed record, about to be freed or replaced).
   void remove(ItemRef ref) noexcept;
+  // push(fresh, stamp) and remove(old) for a record replaced by another, under one lock when
+  // both are of one class.
+  void replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noexcept;
 
   // A key copied out of a list (no allocation).
   struct Claim {

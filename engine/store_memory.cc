@@ -104,8 +104,11 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
   ItemHeader* previous = result.previous == kNoItem ? nullptr : heap.item(result.previous);
   assert(!old_known || previous == old);
   (void)old;
-  recency.push(heap.ref_of(fresh), recency_stamp());
-  if (previous != nullptr) recency.remove(result.previous);
+  if (previous != nullptr) {
+    recency.replace(result.previous, heap.ref_of(fresh), recency_stamp());
+  } else {
+    recency.push(heap.ref_of(fresh), recency_stamp());
+  }
   stripe.add(Counter::kTotalItems);
   if (previous == nullptr) {
     stripe.add(Counter::kCurrItems);
