@@ -84,6 +84,14 @@ class IndexEngine {
   // Persistent engines: visits the pool offset of every block the engine owns (its nodes, not
   // the items), so the allocator can rebuild its free space. Volatile engines: no-op.
   virtual void for_each_block(const std::function<void(std::uint64_t offset)>& /*visit*/) const {}
+
+  // Persistent engines, once at start-up after recover() and the allocator's rebuild: removes
+  // the entries that refer to `corrupt` (records whose checksum failed), durably as erase() does,
+  // and rebuilds whatever volatile structure was derived from their keys. Returns the references
+  // it removed. A corrupt record's key may itself be damaged and lead elsewhere (even to another
+  // item), so an engine finds the entries by position where it can. This default finds each by
+  // the key read from its record and removes it only if that key still leads to it.
+  [[nodiscard]] virtual std::vector<ItemRef> drop_corrupt(const std::vector<ItemRef>& corrupt);
 };
 
 }  // namespace pmcached::engine

@@ -49,10 +49,9 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
   // does not fit its block, is not read further; a record whose checksum fails is unlinked.
   std::uint64_t max_cas = 0;
   std::uint64_t charged = 0;  // what the items take in the heap (the memory limit's unit)
-  std::vector<std::string> corrupt_keys;      // unlink these
   std::vector<std::uint64_t> corrupt_blocks;  // marked blocks of corrupt items
   std::vector<std::pair<std::uint64_t, ItemRef>> intact;  // (cas, ref): the recency order
-  s.engine->scan("", [&](std::string_view key, ItemRef ref) {
+  s.engine->scan("", [&](std::string_view /*key*/, ItemRef ref) {
     if (!s.heap.plausible(ref) || !allocator.mark_reachable(ref)) {
       if (structural.empty()) {
         structural = "the index refers to pool offset " + std::to_string(ref) +
@@ -64,7 +63,6 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
     if (item->record_size() > allocator.block_size(ref) || !item_intact(*item)) {
       report.problems.push_back(describe(ref, "fails its checksum"));
       ++report.items_dropped;
-      corrupt_keys.emplace_back(key);
       corrupt_blocks.push_back(ref);
       return true;
     }
@@ -80,19 +78,22 @@ RecoveryReport Store::recover(pm::Allocator& allocator) {
   }
 
   // Unlink corrupt items, once the allocator is rebuilt (an engine may allocate and free nodes
-  // to erase). The key read from a corrupt record may itself be damaged, and a damaged key can
-  // be another item's (key009674 -> key009774): an item is erased only if its key still leads
-  // to it, so an intact item is never unlinked in its place. One that cannot be reached by its
-  // key stays in the index, unreadable by any get, and its block stays owned.
+  // to erase). The engine finds them by reference: the key read from a corrupt record may itself
+  // be damaged, and a damaged key can be another item's (key009674 -> key009774), so erasing by
+  // it could unlink an intact item. A block is freed only if its item really left the index; one
+  // the engine could not remove stays in the index, unreachable by any get, and is logged.
   allocator.finish_rebuild();
-  for (std::size_t i = 0; i < corrupt_keys.size(); ++i) {
-    if (s.engine->lookup(corrupt_keys[i]) != corrupt_blocks[i]) {
-      report.problems.push_back("item at pool offset " + std::to_string(corrupt_blocks[i]) +
-                                " cannot be unlinked by its damaged key; it stays unreachable");
-      continue;
+  if (!corrupt_blocks.empty()) {
+    std::vector<ItemRef> removed = s.engine->drop_corrupt(corrupt_blocks);
+    std::sort(removed.begin(), removed.end());
+    for (ItemRef ref : corrupt_blocks) {
+      if (std::binary_search(removed.begin(), removed.end(), ref)) {
+        allocator.free(ref);
+      } else {
+        report.problems.push_back("item at pool offset " + std::to_string(ref) +
+                                  " could not be unlinked; it stays unreachable");
+      }
     }
-    const ItemRef removed = s.engine->erase(corrupt_keys[i]);
-    if (removed == corrupt_blocks[i]) allocator.free(removed);
   }
 
   // The recency lists are volatile: rebuilt with the oldest cas (the oldest store) least recent.

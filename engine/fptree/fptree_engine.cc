@@ -2,6 +2,8 @@
 // fptree_engine.h.
 #include "engine/fptree/fptree_engine.h"
 
+#include <algorithm>
+#include <bit>
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
@@ -77,6 +79,37 @@ void FpTreeEngine::recover() {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                             started)
           .count());
+}
+
+// By position: each entry's bit is cleared (one persisted store, as erase() does), then leaves
+// left empty are unlinked and freed and the inner nodes rebuilt, since a damaged key may have
+// been a leaf's bound (routing a whole range astray).
+std::vector<ItemRef> FpTreeEngine::drop_corrupt(const std::vector<ItemRef>& corrupt) {
+  pm::OpScope scope(pm::OpKind::kRecovery);
+  std::unique_lock lock(mutex_);
+  std::vector<ItemRef> wanted = corrupt;
+  std::sort(wanted.begin(), wanted.end());
+  std::vector<ItemRef> removed;
+  std::vector<std::uint64_t> chain = checked_chain();
+  for (std::uint64_t offset : chain) {
+    Leaf& l = *leaf(offset);
+    for (std::uint64_t live = l.bitmap & kAllSlots; live != 0; live &= live - 1) {
+      const int slot = std::countr_zero(live);
+      if (!std::binary_search(wanted.begin(), wanted.end(), l.refs[slot])) continue;
+      removed.push_back(l.refs[slot]);
+      region_->store_u64_persist(&l.bitmap, l.bitmap & ~(std::uint64_t{1} << slot));
+    }
+  }
+  if (removed.empty()) return removed;
+  const std::vector<std::uint64_t> before = chain;
+  unlink_empty_leaves(chain);
+  for (std::uint64_t offset : before) {
+    if (std::find(chain.begin(), chain.end(), offset) == chain.end()) {
+      allocator_->free(offset);
+    }
+  }
+  rebuild_inner(chain);  // counts the keys anew
+  return removed;
 }
 
 // The micro-log (fptree_engine.h): a split that never became visible is dropped, one that did

@@ -32,6 +32,7 @@ class FpTreeEngine final : public btree::BTreeEngine {
   void scan(std::string_view from,
             const std::function<bool(std::string_view key, ItemRef ref)>& visit) const override;
   void recover() override;
+  [[nodiscard]] std::vector<ItemRef> drop_corrupt(const std::vector<ItemRef>& corrupt) override;
 
  private:
   [[nodiscard]] Leaf* leaf(std::uint64_t offset) const noexcept { return at<Leaf>(offset); }

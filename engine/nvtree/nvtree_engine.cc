@@ -1,5 +1,6 @@
 // NvTreeEngine: construction, lookup, scan, start-up rebuild and the figures of `stats engine`.
 // See nvtree_engine.h for the design, nvtree_update.cc for the writes.
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <mutex>
@@ -65,6 +66,43 @@ void NvTreeEngine::recover() {
   keys_.store(keys, std::memory_order_relaxed);
   startup_rebuild_us_.store(static_cast<std::uint64_t>(elapsed_us(started)),
                             std::memory_order_relaxed);
+}
+
+// By position: each entry is killed in place (one persisted store naming itself, nvtree_leaf.h),
+// a leaf left with no live entry is unlinked and freed, and the inner array rebuilt from the
+// chain, since a damaged key may have been a leaf's bound (routing a whole range astray).
+std::vector<ItemRef> NvTreeEngine::drop_corrupt(const std::vector<ItemRef>& corrupt) {
+  pm::OpScope scope(pm::OpKind::kRecovery);
+  std::unique_lock lock(mutex_);
+  std::vector<ItemRef> wanted = corrupt;
+  std::sort(wanted.begin(), wanted.end());
+  std::vector<ItemRef> removed;
+  btree::Meta* m = meta();
+  if (m == nullptr) return removed;
+  std::uint64_t* link = &m->root;
+  while (*link != 0) {
+    const std::uint64_t offset = *link;
+    Leaf& l = *leaf(offset);
+    for (std::uint64_t live = live_mask(l); live != 0; live &= live - 1) {
+      const unsigned j = static_cast<unsigned>(std::countr_zero(live));
+      const ItemRef ref = btree::ref_of(l.entries[j]);
+      if (!std::binary_search(wanted.begin(), wanted.end(), ref)) continue;
+      removed.push_back(ref);
+      region_->store_u64_persist(&l.entries[j], negative(j));
+    }
+    if (live_mask(l) == 0) {
+      region_->store_u64_persist(link, l.next);  // the chain skips the emptied leaf
+      allocator_->free(offset);
+      continue;
+    }
+    link = &l.next;
+  }
+  if (!removed.empty()) {
+    std::size_t keys = 0;
+    inner_.build(validate_chain(keys));
+    keys_.store(keys, std::memory_order_relaxed);
+  }
+  return removed;
 }
 
 // Every leaf is checked before its entries or its next word are trusted; the walk is bounded by

@@ -34,6 +34,7 @@ class NvTreeEngine final : public btree::BTreeEngine {
   void scan(std::string_view from,
             const std::function<bool(std::string_view key, ItemRef ref)>& visit) const override;
   void recover() override;
+  [[nodiscard]] std::vector<ItemRef> drop_corrupt(const std::vector<ItemRef>& corrupt) override;
 
  protected:
   void visit_blocks(const std::function<void(std::uint64_t offset)>& visit) const override;
