@@ -11,6 +11,7 @@
 // A crash after the unlink commit leaves at most a keyed first entry and a one-child root, which
 // recovery repairs the same way (without freeing: the allocator rebuild frees what is unreachable).
 #include <mutex>
+#include <vector>
 
 #include "engine/pm/persistence.h"
 #include "engine/wbtree/wbtree_tree.h"
@@ -33,6 +34,49 @@ ItemRef WbTreeEngine::erase(std::string_view key) noexcept {
   }
   keys_.fetch_sub(1, std::memory_order_relaxed);
   return previous;
+}
+
+// By position, one at a time (an unlink reshapes the tree): each entry is found by a walk that
+// reads no key, then removed as erase() removes it. The inner nodes' separators are key blocks of
+// their own, so no routing was derived from a damaged key.
+std::vector<ItemRef> WbTreeEngine::drop_corrupt(const std::vector<ItemRef>& corrupt) {
+  pm::OpScope scope(pm::OpKind::kRecovery);
+  std::unique_lock lock(mutex_);
+  std::vector<ItemRef> removed;
+  for (ItemRef ref : corrupt) {
+    if (root() == 0) break;
+    std::vector<Step> path;
+    unsigned entry = 0;
+    const std::uint64_t node = find_ref(root(), ref, path, entry);
+    if (node == 0) continue;
+    if (header(node)->count > 1 || path.empty()) {
+      erase_entry(node, position_of(node, entry));
+    } else {
+      unlink(path, node);
+    }
+    keys_.fetch_sub(1, std::memory_order_relaxed);
+    removed.push_back(ref);
+  }
+  return removed;
+}
+
+std::uint64_t WbTreeEngine::find_ref(std::uint64_t node, ItemRef ref, std::vector<Step>& path,
+                                     unsigned& entry) const noexcept {
+  const NodeHeader* h = header(node);
+  if (is_leaf(node)) {
+    for (unsigned pos = 0; pos < h->count; ++pos) {
+      if (ref_at(node, h->order[pos]) != ref) continue;
+      entry = h->order[pos];
+      return node;
+    }
+    return 0;
+  }
+  for (unsigned pos = 0; pos < h->count; ++pos) {
+    path.push_back({node, pos});
+    if (const std::uint64_t found = find_ref(child_at(node, pos), ref, path, entry)) return found;
+    path.pop_back();
+  }
+  return 0;
 }
 
 void WbTreeEngine::unlink(const std::vector<Step>& path, std::uint64_t leaf_node) noexcept {

@@ -38,6 +38,7 @@ class WbTreeEngine final : public btree::BTreeEngine {
   void scan(std::string_view from,
             const std::function<bool(std::string_view key, ItemRef ref)>& visit) const override;
   void recover() override;
+  [[nodiscard]] std::vector<ItemRef> drop_corrupt(const std::vector<ItemRef>& corrupt) override;
 
  protected:
   void visit_blocks(const std::function<void(std::uint64_t offset)>& visit) const override;
@@ -98,6 +99,10 @@ class WbTreeEngine final : public btree::BTreeEngine {
   enum class BlockType : unsigned { kLeaf = 0, kInner = 1, kKey = 2 };
   // Every node and key block of the tree, each once (nodes in depth-first key order).
   void walk(const std::function<void(std::uint64_t offset, BlockType type)>& visit) const;
+  // The leaf below `node` holding `ref` (0 if none), the inner nodes on the way in `path` and
+  // the entry (an index) in `entry`: a walk by position, reading no key.
+  [[nodiscard]] std::uint64_t find_ref(std::uint64_t node, ItemRef ref, std::vector<Step>& path,
+                                       unsigned& entry) const noexcept;
   bool scan_node(std::uint64_t node, std::string_view from,
                  const std::function<bool(std::string_view key, ItemRef ref)>& visit) const;
   [[nodiscard]] std::size_t height() const noexcept;  // nodes on a root-to-leaf path
