@@ -628,6 +628,54 @@ def test_key_flipped_into_a_neighbours_key_never_costs_the_neighbour(pool, conne
     assert_all_present(conn, expected)
 
 
+# Engines that find a corrupt record by position (IndexEngine::drop_corrupt); the radix engines
+# find it by its key, so one whose damaged key leads elsewhere stays unreachable in the index and
+# is reported again at every restart (issue 15, left open there).
+DROPS_BY_POSITION = {"fptree", "wbtree", "nvtree"}
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_one_flipped_key_bit_drops_exactly_that_item_for_good(pool, connect, engine, trial):
+    """Issue 15: a bit flipped inside one item's key. Recovery drops that item and no other, says
+    so in items_dropped, and the next restart finds nothing more to drop."""
+    n = 2000
+    rng = random.Random(1500 + trial)
+    value = lambda i: b"value-%d-" % i + b"x" * (i % 50)
+    server = pool.start()
+    conn = connect(server.address)
+    store_batch(conn, [(b"key%06d" % i, (0, value(i))) for i in range(n)])
+    stop_cleanly(server)
+
+    victim = rng.randrange(n)
+    key = b"key%06d" % victim
+    data = pool.path.read_bytes()
+    at = data.find(key)
+    while at >= 0 and data.find(value(victim), at, at + 80 + len(value(victim))) < 0:  # the record
+        at = data.find(key, at + 1)
+    assert at >= 0, "the victim's record is not in the pool"
+    bit = rng.randrange(len(key) * 8)
+    with open(pool.path, "r+b") as f:
+        f.seek(at + bit // 8)
+        f.write(bytes([data[at + bit // 8] ^ (1 << bit % 8)]))
+
+    expected = {b"key%06d" % i: (0, value(i)) for i in range(n) if i != victim}
+    server = pool.start()
+    conn = connect(server.address)
+    s = stats(conn)
+    assert (int(s["items_dropped"]), int(s["curr_items"])) == (1, n - 1), (victim, bit)
+    assert fetch(conn, [key]) == {}
+    assert_all_present(conn, expected)
+    stop_cleanly(server)
+
+    server = pool.start()
+    conn = connect(server.address)
+    s = stats(conn)
+    assert_all_present(conn, expected)
+    if engine not in DROPS_BY_POSITION and int(s["items_dropped"]) == 1:
+        pytest.xfail(f"{engine} cannot unlink a record whose damaged key leads elsewhere")
+    assert (int(s["items_dropped"]), int(s["curr_items"])) == (0, n - 1), (victim, bit)
+
+
 def test_flipped_byte_in_a_value_drops_only_that_item(pool, connect):
     victim = b"Q" * 64
     make_pool(pool, connect, extra=[(b"victim", victim)])
