@@ -23,7 +23,15 @@ namespace {
 
 }  // namespace
 
-ItemRef ArtEngine::erase(std::string_view key) noexcept {
+ItemRef ArtEngine::erase(std::string_view key) noexcept { return erase_matching(key, kNoItem); }
+
+ItemRef ArtEngine::erase_routed(std::string_view route, ItemRef expected) noexcept {
+  return erase_matching(route, expected);
+}
+
+// Erases the leaf `key` leads to if its key is `key` (expected == kNoItem) or its item is
+// `expected` (recovery's drop of a record whose key may be damaged).
+ItemRef ArtEngine::erase_matching(std::string_view key, ItemRef expected) noexcept {
   pm::OpScope scope(pm::OpKind::kDelete);
   std::unique_lock lock(mutex_);
   std::uint64_t* parent_slot = root_field_;
@@ -36,7 +44,10 @@ ItemRef ArtEngine::erase(std::string_view key) noexcept {
     const std::uint64_t child = slot == nullptr ? 0 : *slot;
     if (child == 0) return kNoItem;
     if (radix::is_leaf(child)) {
-      if (nodes_.leaf_key(child) != key) return kNoItem;
+      if (expected == kNoItem ? nodes_.leaf_key(child) != key
+                              : radix::leaf_item(child) != expected) {
+        return kNoItem;
+      }
       const bool at_end = key.size() == h.branch();
       remove(parent_slot, node, h, at_end, at_end ? 0 : Key::at(key, h.branch()));
       keys_.fetch_sub(1, std::memory_order_relaxed);

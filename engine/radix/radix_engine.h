@@ -57,6 +57,9 @@ class RadixEngine : public IndexEngine {
   }
   [[nodiscard]] std::vector<EngineStat> stats() const override;
   void recover() override;
+  // A corrupt record is found by a route that does not read its (maybe damaged) key
+  // (radix::route_to) and erased by reference (erase_routed).
+  [[nodiscard]] std::vector<ItemRef> drop_corrupt(const std::vector<ItemRef>& corrupt) override;
   void for_each_block(const std::function<void(std::uint64_t offset)>& visit) const override {
     std::shared_lock lock(mutex_);
     WalkTotals totals;
@@ -77,6 +80,9 @@ class RadixEngine : public IndexEngine {
     validate_structure(nodes_, root(), region_->size());
     recount();
   }
+
+  // erase() along `route`, the leaf matched by its item `expected` instead of by its key.
+  [[nodiscard]] virtual ItemRef erase_routed(std::string_view route, ItemRef expected) noexcept = 0;
 
   [[nodiscard]] std::uint64_t root() const noexcept {
     return __atomic_load_n(root_field_, __ATOMIC_RELAXED);
@@ -113,6 +119,20 @@ void RadixEngine<Nodes>::recover() {
     }
   }
   recount();
+}
+
+template <typename Nodes>
+std::vector<ItemRef> RadixEngine<Nodes>::drop_corrupt(const std::vector<ItemRef>& corrupt) {
+  std::vector<ItemRef> removed;
+  for (const ItemRef item : corrupt) {
+    std::string route;
+    {
+      std::shared_lock lock(mutex_);
+      if (root() == 0 || !route_to(nodes_, root(), 0, item, route)) continue;
+    }
+    if (erase_routed(route, item) == item) removed.push_back(item);
+  }
+  return removed;
 }
 
 template <typename Nodes>

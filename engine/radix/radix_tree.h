@@ -20,6 +20,7 @@
 // the readers, exclusive for repair_depths).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -200,6 +201,48 @@ void validate_structure(const Tree& t, std::uint64_t root, std::uint64_t region_
       return true;
     });
   }
+}
+
+// A key that leads to the leaf of item `item` below `node` (at path depth `depth`) without
+// reading that leaf's key, which may be damaged: the chunks before the branch of the leaf's node
+// come from another reference of that node (every leaf below a node shares them), then the leaf's
+// own chunk. False if the item is not below `node`, or its node has no other reference.
+template <typename Tree>
+bool route_to(const Tree& t, std::uint64_t node, std::uint32_t depth, std::uint64_t item,
+              std::string& route) {
+  using Key = typename Tree::Key;
+  const std::uint32_t branch = t.header(node, depth).branch();
+  std::vector<std::pair<unsigned, std::uint64_t>> refs;  // (chunk, reference); the end slot first
+  if (const std::uint64_t end = *t.end_slot(node); end != 0) refs.emplace_back(Key::kFanout, end);
+  t.for_each_child(node, 0, [&](unsigned chunk, std::uint64_t* slot) {
+    refs.emplace_back(chunk, *slot);
+    return true;
+  });
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const auto [chunk, ref] = refs[i];
+    if (!is_leaf(ref)) {
+      if (route_to(t, ref, branch + 1, item, route)) return true;
+      continue;
+    }
+    if (leaf_item(ref) != item || refs.size() < 2) continue;
+    const std::string_view other = any_leaf_key(t, refs[i == 0 ? 1 : 0].second);
+    const bool at_end = chunk == Key::kFanout;
+    const std::size_t bytes = (branch + (at_end ? 0 : 1) + Key::kPerByte - 1) / Key::kPerByte;
+    route.assign(other.substr(0, std::min(bytes, other.size())));
+    route.resize(bytes, '\0');
+    if (!at_end) {
+      auto byte = static_cast<unsigned char>(route[branch / Key::kPerByte]);
+      if constexpr (Key::kPerByte == 1) {
+        byte = static_cast<unsigned char>(chunk);
+      } else {
+        byte = branch % 2 == 0 ? static_cast<unsigned char>((byte & 0x0Fu) | (chunk << 4))
+                               : static_cast<unsigned char>((byte & 0xF0u) | chunk);
+      }
+      route[branch / Key::kPerByte] = static_cast<char>(byte);
+    }
+    return true;
+  }
+  return false;
 }
 
 // Algorithm 2 (RecoverHeader): the header a node must have at path depth `depth`, its prefix

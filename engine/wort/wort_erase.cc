@@ -25,7 +25,15 @@
 
 namespace pmcached::engine::wort {
 
-ItemRef WortEngine::erase(std::string_view key) noexcept {
+ItemRef WortEngine::erase(std::string_view key) noexcept { return erase_matching(key, kNoItem); }
+
+ItemRef WortEngine::erase_routed(std::string_view route, ItemRef expected) noexcept {
+  return erase_matching(route, expected);
+}
+
+// Erases the leaf `key` leads to if its key is `key` (expected == kNoItem) or its item is
+// `expected` (recovery's drop of a record whose key may be damaged).
+ItemRef WortEngine::erase_matching(std::string_view key, ItemRef expected) noexcept {
   pm::OpScope scope(pm::OpKind::kDelete);
   std::unique_lock lock(mutex_);
   const std::size_t key_chunks = Key::count(key);
@@ -41,7 +49,9 @@ ItemRef WortEngine::erase(std::string_view key) noexcept {
     const std::uint64_t child = *slot;
     if (child == 0) return kNoItem;
     if (is_leaf(child)) {
-      if (leaf_key(child) != key) return kNoItem;
+      if (expected == kNoItem ? leaf_key(child) != key : leaf_item(child) != expected) {
+        return kNoItem;
+      }
       remove_leaf(parent_slot, offset, slot);
       keys_.fetch_sub(1, std::memory_order_relaxed);
       return leaf_item(child);

@@ -28,8 +28,10 @@ class WortEngine final : public radix::RadixEngine<WortNodes> {
   [[nodiscard]] std::string_view name() const noexcept override;
   [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override;
   [[nodiscard]] ItemRef erase(std::string_view key) noexcept override;
+  [[nodiscard]] ItemRef erase_routed(std::string_view route, ItemRef expected) noexcept override;
 
  private:
+  [[nodiscard]] ItemRef erase_matching(std::string_view key, ItemRef expected) noexcept;
   // --- access (wort_engine.cc) ---
   [[nodiscard]] Node* node(std::uint64_t offset) const noexcept { return nodes_.node(offset); }
   [[nodiscard]] Header header_of(std::uint64_t offset) const noexcept {
