@@ -68,14 +68,18 @@ void NvTreeEngine::recover() {
                             std::memory_order_relaxed);
 }
 
-// By position: each entry is killed in place (one persisted store naming itself, nvtree_leaf.h),
-// a leaf left with no live entry is unlinked and freed, and the inner array rebuilt from the
-// chain, since a damaged key may have been a leaf's bound (routing a whole range astray).
+// By position, as erase() does: an entry is killed in place (one persisted store naming itself,
+// nvtree_leaf.h), or, when every live entry of its leaf goes, the leaf is unlinked with one store
+// instead (a reachable leaf always has a live entry) and freed. The inner array is then rebuilt
+// from the chain, since a damaged key may have been a leaf's bound (routing a range astray).
 std::vector<ItemRef> NvTreeEngine::drop_corrupt(const std::vector<ItemRef>& corrupt) {
   pm::OpScope scope(pm::OpKind::kRecovery);
   std::unique_lock lock(mutex_);
   std::vector<ItemRef> wanted = corrupt;
   std::sort(wanted.begin(), wanted.end());
+  const auto is_wanted = [&](std::uint64_t entry) {
+    return std::binary_search(wanted.begin(), wanted.end(), btree::ref_of(entry));
+  };
   std::vector<ItemRef> removed;
   btree::Meta* m = meta();
   if (m == nullptr) return removed;
@@ -83,17 +87,22 @@ std::vector<ItemRef> NvTreeEngine::drop_corrupt(const std::vector<ItemRef>& corr
   while (*link != 0) {
     const std::uint64_t offset = *link;
     Leaf& l = *leaf(offset);
+    std::uint64_t doomed = 0;
     for (std::uint64_t live = live_mask(l); live != 0; live &= live - 1) {
       const unsigned j = static_cast<unsigned>(std::countr_zero(live));
-      const ItemRef ref = btree::ref_of(l.entries[j]);
-      if (!std::binary_search(wanted.begin(), wanted.end(), ref)) continue;
-      removed.push_back(ref);
-      region_->store_u64_persist(&l.entries[j], negative(j));
+      if (is_wanted(l.entries[j])) doomed |= std::uint64_t{1} << j;
     }
-    if (live_mask(l) == 0) {
-      region_->store_u64_persist(link, l.next);  // the chain skips the emptied leaf
+    for (std::uint64_t d = doomed; d != 0; d &= d - 1) {
+      removed.push_back(btree::ref_of(l.entries[std::countr_zero(d)]));
+    }
+    if (doomed != 0 && doomed == live_mask(l)) {
+      region_->store_u64_persist(link, l.next);
       allocator_->free(offset);
       continue;
+    }
+    for (std::uint64_t d = doomed; d != 0; d &= d - 1) {
+      const unsigned j = static_cast<unsigned>(std::countr_zero(d));
+      region_->store_u64_persist(&l.entries[j], negative(j));
     }
     link = &l.next;
   }
