@@ -3,7 +3,7 @@
 // Layout version 1 (the same in DRAM and in a persistent pool):
 //   offset  0  u32 value_size
 //   offset  4  u8  key_size (1..250)
-//   offset  5  u8  bits: kFetched, kStale, kTokenSent, kReferenced
+//   offset  5  u8  bits: kFetched, kStale, kTokenSent, kReferenced, kKeyBinary
 //   offset  6  u16 reserved (0)
 //   offset  8  u32 client_flags
 //   offset 12  u32 checksum     XXH32 of the immutable part (see item_checksum)
@@ -38,6 +38,9 @@ struct ItemHeader {
   static constexpr std::uint8_t kStale = 1u << 1;       // invalidated (meta I)
   static constexpr std::uint8_t kTokenSent = 1u << 2;   // a client was given the win (W)
   static constexpr std::uint8_t kReferenced = 1u << 3;  // CLOCK second-chance bit
+  // Stored by ms with b: meta replies echo its key in base64 (memcached ITEM_KEY_BINARY).
+  // Set when the record is built, so it is persisted with it.
+  static constexpr std::uint8_t kKeyBinary = 1u << 4;
 
   std::uint32_t value_size = 0;
   std::uint8_t key_size = 0;
@@ -79,6 +82,9 @@ static_assert(sizeof(ItemHeader) == 48, "item layout version 1 has a 48-byte hea
                                                         std::uint32_t client_flags) noexcept {
   return 48 + 8 + key_size + 1 + (client_flags != 0 ? 4 : 0) + value_size + 2;
 }
+
+// memcached keeps an item larger than slab_chunk_max (half its 1 MB slab page) in chunks.
+inline constexpr std::size_t kMemcachedChunkMax = 512 * 1024;
 
 // The record's checksum over its immutable part (sizes, client flags, key, value); the
 // mutable access metadata (bits, exptime, cas, times) is not covered. Stored in `checksum`.

@@ -91,6 +91,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
           view.fetched = item->has(ItemHeader::kFetched);
           view.stale = stale;
           view.win_token_sent = token_sent;
+          view.binary_key = item->has(ItemHeader::kKeyBinary);
           visit(view);
         }
         if (out.won && request.mark_win) item->bits |= ItemHeader::kTokenSent;
@@ -160,7 +161,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
       const std::int64_t now = clock.now();
       fresh->client_flags = request.client_flags;
       fresh->exptime = to_absolute_exptime(request.exptime, now);
-      fresh->bits = 0;
+      fresh->bits = request.binary_key ? ItemHeader::kKeyBinary : 0;
       fresh->cas = cas_for(request.new_cas);
       fresh->last_update = fresh->last_access = now;
       ItemHeader* record = std::exchange(fresh, nullptr);  // publish() owns it now
@@ -268,12 +269,12 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
         if (record == fresh) {
           record->client_flags = request.client_flags;
           record->exptime = to_absolute_exptime(request.exptime, now);
-          record->bits = 0;
+          record->bits = request.binary_key ? ItemHeader::kKeyBinary : 0;
         }
         if (stale_store) {
           // Keeps the old TTL and a win already handed out (memcached CAS_STALE).
           record->exptime = old->exptime;
-          record->bits =
+          record->bits |=
               static_cast<std::uint8_t>(ItemHeader::kStale | (old->bits & ItemHeader::kTokenSent));
         }
         const std::size_t reserve =

@@ -57,6 +57,7 @@ struct ItemView {
   bool fetched = false;          // had been fetched before this access
   bool stale = false;            // invalidated by meta delete/set with I
   bool win_token_sent = false;   // a client was already given the recache win (W)
+  bool binary_key = false;       // stored by ms with b: echo the key in base64
 };
 
 using ItemVisitor = std::function<void(const ItemView&)>;
@@ -73,6 +74,7 @@ struct StoreRequest {
   std::optional<std::uint64_t> new_cas;      // meta E(token)
   bool invalidate = false;                   // meta I: store as stale if cas is older
   std::optional<std::int64_t> vivify_ttl;    // meta N(token) in append/prepend mode
+  bool binary_key = false;                   // ms b: the item echoes its key in base64
   bool unlink_on_refusal = false;            // drop the old item if this one cannot be
                                              // stored (too large, out of memory): memcached
                                              // does so for ms in every mode (kSet always)

@@ -139,6 +139,14 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
           return out;
         }
       } else {
+        // memcached refuses an empty or chunked value as non-numeric before it compares the
+        // cas (do_add_delta), and parses the digits only after.
+        if (old->value_size == 0 ||
+            memcached_item_size(key.size(), old->value_size, old->client_flags) >
+                kMemcachedChunkMax) {
+          out.status = StoreStatus::kNonNumeric;
+          return out;
+        }
         if (request.compare_cas != 0 && request.compare_cas != old->cas) {
           out.status = StoreStatus::kExists;
           return out;

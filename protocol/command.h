@@ -105,6 +105,9 @@ struct Command {
   bool noreply = false;            // classic noreply
   bool too_large = false;          // storage: refused (data swallowed, `data` empty), and
                                    // `key` points into `decoded_key`
+  bool key_too_long = false;       // get/gets/gat/gats: a key over the limit ended `keys`.
+                                   // memcached still looks up (and gat touches) the keys
+                                   // before it, then answers only the error.
 
   std::string_view data;           // the data block without its "\r\n"
   std::string_view stats_group;    // all text after "stats", trimmed: "", "settings",

@@ -66,7 +66,10 @@ LineOutcome parse_retrieval(std::string_view rest, CommandKind kind, Command& co
     token = next_token();
   }
   for (; !token.empty(); token = next_token()) {
-    if (token.size() > limits.max_key_length) return LineOutcome::error(reply::kBadFormat);
+    if (token.size() > limits.max_key_length) {
+      command.key_too_long = true;
+      break;
+    }
     command.keys.push_back(token);
   }
   return LineOutcome::done();

@@ -141,8 +141,8 @@ void ReplyWriter::append_meta_flags(const MetaFlags& flags, const MetaItem& item
         break;
       case 'k':
         out_.append(" k");
-        append_key(item.key, flags.base64_key);
-        if (flags.base64_key) out_.append(" b");
+        append_key(item.key, item.binary_key);
+        if (item.binary_key) out_.append(" b");
         break;
       case 'c':
         out_.append(" c");
@@ -195,6 +195,7 @@ void ReplyWriter::meta_get_hit(const MetaFlags& flags, const MetaItem& item) {
 void ReplyWriter::meta_get_miss(const MetaFlags& flags, std::string_view key) {
   MetaItem item;
   item.key = key;
+  item.binary_key = flags.base64_key;
   out_.append("EN");
   append_meta_flags(flags, item, {});
   out_.append("\r\n");

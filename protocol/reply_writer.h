@@ -43,6 +43,7 @@ struct MetaItem {
   bool won = false;                  // W
   bool stale = false;                // X
   bool token_sent = false;           // Z
+  bool binary_key = false;           // k echoes the key in base64, then " b"
 };
 
 class ReplyWriter {

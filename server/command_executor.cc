@@ -65,11 +65,6 @@ std::optional<T> optional_if(bool present, T value) {
 // memcached's per-item header, cas and terminators; `me` reports sizes the way it does.
 constexpr std::size_t kItemOverhead = 48 + 8 + 1 + 2;
 
-// Seconds of TTL left as mg/ma/me report them: -1 for "never expires".
-std::int64_t remaining_ttl(std::int64_t exptime, std::int64_t now) noexcept {
-  return exptime == 0 ? -1 : exptime - now;
-}
-
 // The TTL mg/ma's t flag prints. memcached prints (exptime - now) as an unsigned 32-bit
 // number of its process-relative clock, so an exptime already past (T-1, or an absolute
 // time before its start, which it stores as 1) shows as a number near 2^32.
@@ -178,16 +173,22 @@ void CommandExecutor::retrieve(const Command& command, ReplyWriter& writer) {
   const bool with_cas = command.kind == CommandKind::kGets || command.kind == CommandKind::kGats;
   const bool touch = command.kind == CommandKind::kGat || command.kind == CommandKind::kGats;
   engine::GetRequest request;
+  request.mark_win = false;  // only mg hands out recache win tokens (W); get/gets never do
   if (touch) request.touch_exptime = command.exptime;
   for (std::string_view key : command.keys) {
     request.key = key;
     (void)context_.store.get(request, [&](const engine::ItemView& item) {
+      if (command.key_too_long) return;  // looked up (and touched) but not answered
       if (with_cas) {
         writer.value_with_cas(item.key, item.client_flags, item.value, item.cas);
       } else {
         writer.value(item.key, item.client_flags, item.value);
       }
     });
+  }
+  if (command.key_too_long) {
+    writer.raw(protocol::reply::kBadFormat);
+    return;
   }
   writer.end();
 }
@@ -254,6 +255,7 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
     meta.last_access_age = now - item.last_access;
     meta.hit_before = item.fetched;
     meta.size = item.value.size();
+    meta.binary_key = item.binary_key;  // memcached echoes the key as the item was stored
   });
   if (plan.opaque_too_long) {
     writer.raw(protocol::reply::kOpaqueTooLong);
@@ -299,6 +301,7 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   request.exptime = flags.has_ttl ? flags.ttl : 0;
   request.compare_cas = flags.has_compare_cas ? flags.compare_cas : 0;
   request.invalidate = flags.invalidate;
+  request.binary_key = flags.base64_key;
   request.unlink_on_refusal = true;
   const engine::StoreOutcome result = context_.store.store(request);
   if (is_error(result.status)) {
@@ -308,6 +311,7 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   if (flags.quiet && result.status == StoreStatus::kStored) return;
   protocol::MetaItem meta;
   meta.key = command.key;
+  meta.binary_key = flags.base64_key;
   meta.cas = result.cas;
   writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta,
                      ReplyWriter::kMsItemFlags);
@@ -326,6 +330,7 @@ void CommandExecutor::meta_delete(const Command& command, ReplyWriter& writer) {
   if (flags.quiet && status == StoreStatus::kDeleted) return;
   protocol::MetaItem meta;
   meta.key = command.key;
+  meta.binary_key = flags.base64_key;
   writer.meta_status(protocol::meta_code(to_outcome(status)), flags, meta, {});
 }
 
@@ -361,6 +366,7 @@ void CommandExecutor::meta_arithmetic(const Command& command, ReplyWriter& write
   }
   protocol::MetaItem meta;
   meta.key = command.key;
+  meta.binary_key = flags.base64_key;
   if (result.status != StoreStatus::kStored) {
     writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta, {});
     return;
@@ -388,20 +394,24 @@ void CommandExecutor::meta_debug(const Command& command, ReplyWriter& writer) {
   engine::GetRequest request;
   request.key = command.key;
   request.bump = false;
+  request.mark_win = false;
   protocol::MetaItem meta;
   std::size_t total_size = 0;
+  bool binary_key = command.meta.base64_key;
   const engine::GetOutcome outcome = context_.store.get(request, [&](const engine::ItemView& item) {
     meta.cas = item.cas;
-    meta.ttl = remaining_ttl(item.exptime, now);
+    // memcached 1.6.18 prints exp as now - exptime: the remaining TTL negated (-1: none).
+    meta.ttl = item.exptime == 0 ? -1 : now - item.exptime;
     meta.last_access_age = now - item.last_access;
     meta.hit_before = item.fetched;
     total_size = kItemOverhead + item.key.size() + item.value.size();
+    binary_key = binary_key || item.binary_key;  // memcached echoes a binary key in base64
   });
   if (outcome.status != StoreStatus::kHit) {
     writer.raw(protocol::reply::kMetaMiss);
     return;
   }
-  writer.meta_debug(command.key, command.meta.base64_key, meta, total_size);
+  writer.meta_debug(command.key, binary_key, meta, total_size);
 }
 
 void CommandExecutor::stats(const Command& command, ReplyWriter& writer) {

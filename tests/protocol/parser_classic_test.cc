@@ -228,13 +228,30 @@ TEST(ClassicParse, KeyOf250BytesIsAcceptedAnd251Refused) {
   expect_complete(get, c);
   EXPECT_EQ(c.keys.at(0), k250);
   for (const std::string& line :
-       {"set " + k251 + " 0 0 1\r\n", "get " + k251 + "\r\n", "delete " + k251 + "\r\n",
+       {"set " + k251 + " 0 0 1\r\n", "delete " + k251 + "\r\n",
         "incr " + k251 + " 1\r\n", "touch " + k251 + " 1\r\n", "mg " + k251 + "\r\n"}) {
     const ParseResult r = parse_one(line, c);
     EXPECT_EQ(r.status, ParseStatus::kError) << line.substr(0, 6);
     EXPECT_EQ(r.error_reply, "CLIENT_ERROR bad command line format\r\n");
     EXPECT_EQ(r.consumed, line.size()) << "the data block is not swallowed";
   }
+}
+
+// memcached looks up (and gat touches) the keys before a key that is too long, then answers
+// only the error: the parser keeps those keys and marks the command.
+TEST(ClassicParse, RetrievalStopsAtAKeyTooLong) {
+  const std::string k251(251, 'k');
+  Command c;
+  const std::string get = "get a " + k251 + " b\r\n";
+  expect_complete(get, c);
+  EXPECT_TRUE(c.key_too_long);
+  EXPECT_EQ(c.keys, (std::vector<std::string_view>{"a"}));
+  const std::string gat = "gat 10 " + k251 + "\r\n";
+  expect_complete(gat, c);
+  EXPECT_TRUE(c.key_too_long);
+  EXPECT_TRUE(c.keys.empty());
+  expect_complete("get a b\r\n", c);
+  EXPECT_FALSE(c.key_too_long);
 }
 
 // Odd lines memcached 1.6.18 accepts (each was checked against it): they must parse.
