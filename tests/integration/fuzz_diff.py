@@ -398,6 +398,8 @@ class Client:
         # MN replies to wait for: ours, and any mn line inside (a guess that data blocks
         # could fool; a wrong guess costs a timeout on both servers, not a false divergence)
         mns = sum(1 for line in data.split(b"\n") if line in (b"mn", b"mn\r"))
+        reset = b"<RESET>"  # how a close shows if the server left part of the batch unread
+        closed = b"<CLOSED>"
         try:
             if mode == "whole":
                 self.sock.sendall(data)
@@ -408,7 +410,7 @@ class Client:
                     self.sock.sendall(data[i:i + n])
                     i += n
         except OSError:
-            pass
+            closed = reset  # the server closed before it read all we sent
         reply = b""
         deadline = time.monotonic() + BATCH_DEADLINE_S
         while True:
@@ -421,14 +423,14 @@ class Client:
                 reply += b"<TIMEOUT>"
                 break
             except ConnectionResetError:
-                reply += b"<RESET>"
+                reply += reset
                 self.sock.close()
                 self.sock = None
                 break
             except OSError:
                 chunk = b""
             if not chunk:
-                reply += b"<CLOSED>"
+                reply += closed
                 self.sock.close()
                 self.sock = None
                 break
