@@ -21,8 +21,6 @@ namespace {
 
 // How long connections get to answer what they received once a shutdown begins.
 constexpr auto kDrainTimeout = std::chrono::seconds(5);
-constexpr auto kSweepInterval = std::chrono::seconds(1);
-constexpr std::size_t kSweepKeysPerTick = 10'000;
 // Accepting paused for want of descriptors resumes when a connection closes, or after this.
 constexpr auto kAcceptRetryInterval = std::chrono::milliseconds(100);
 // At most one warning per this interval, however many pause episodes there are.
@@ -63,7 +61,7 @@ Server::Server(const config::Options& options, Storage& storage, std::size_t con
       acceptor_(listener_context_),
       signals_(listener_context_, SIGINT, SIGTERM),
       drain_deadline_(listener_context_),
-      sweep_timer_(listener_context_),
+      maintenance_timer_(listener_context_),
       accept_retry_(listener_context_),
       connections_(connection_slots != 0 ? connection_slots : options.max_connections, stats_) {
   context_.verbosity = options.verbosity;
@@ -115,7 +113,8 @@ void Server::run() {
     });
   }
   accept_next();
-  sweep_expired();
+  last_maintenance_ = std::chrono::steady_clock::now();
+  maintain();
   listener_context_.run();
   for (auto& thread : threads_) thread.join();
   threads_.clear();
@@ -132,7 +131,7 @@ void Server::on_stop() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   signals_.cancel(ignored);
-  sweep_timer_.cancel();
+  maintenance_timer_.cancel();
   accept_retry_.cancel();
   connections_.stop_all();
   // Workers leave run() once their last connection has closed.
@@ -146,15 +145,23 @@ void Server::on_stop() {
   });
 }
 
-// Expired items are reclaimed lazily on access, and here in the background: a bounded slice
-// of the keyspace per tick, on the listener thread (which is otherwise idle).
-void Server::sweep_expired() {
-  sweep_timer_.expires_after(kSweepInterval);
-  sweep_timer_.async_wait([this](const boost::system::error_code& error) {
+// The listener thread's periodic work, at the cadence of maintenance_cadence.h: expired items
+// are reclaimed lazily on access, and here in the background, a bounded number of keys per
+// second. While the server is busy the tick comes every millisecond; the header says why.
+void Server::maintain() {
+  maintenance_timer_.expires_after(cadence_.interval());
+  maintenance_timer_.async_wait([this](const boost::system::error_code& error) {
     if (error || stopping_) return;
-    const std::size_t reclaimed = context_.store.reclaim_expired(kSweepKeysPerTick);
-    if (reclaimed > 0) spdlog::debug("expiry sweep reclaimed {} items", reclaimed);
-    sweep_expired();
+    const auto now = std::chrono::steady_clock::now();
+    const auto tick = cadence_.on_tick(
+        stats_.totals().bytes_read,
+        std::chrono::duration_cast<MaintenanceCadence::Duration>(now - last_maintenance_));
+    last_maintenance_ = now;
+    if (tick.sweep_keys > 0) {
+      const std::size_t reclaimed = context_.store.reclaim_expired(tick.sweep_keys);
+      if (reclaimed > 0) spdlog::debug("expiry sweep reclaimed {} items", reclaimed);
+    }
+    maintain();
   });
 }
 

@@ -30,6 +30,7 @@
 #include "protocol/parser.h"
 #include "server/command_executor.h"
 #include "server/connection_manager.h"
+#include "server/maintenance_cadence.h"
 #include "server/server_stats.h"
 #include "server/storage.h"
 
@@ -62,7 +63,7 @@ class Server {
   void resume_accepting();
   void end_pause();
   void on_stop();
-  void sweep_expired();
+  void maintain();
 
   const config::Options& options_;
   ServerStats stats_;
@@ -71,7 +72,7 @@ class Server {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer drain_deadline_;
-  boost::asio::steady_timer sweep_timer_;
+  boost::asio::steady_timer maintenance_timer_;
   boost::asio::steady_timer accept_retry_;
   ConnectionManager connections_;
   protocol::ParserLimits limits_;
@@ -81,6 +82,8 @@ class Server {
   std::size_t finished_workers_ = 0;
   std::uint16_t port_ = 0;
   bool stopping_ = false;
+  MaintenanceCadence cadence_;
+  std::chrono::steady_clock::time_point last_maintenance_{};
   // Accept-pause state: accept_paused_ is read by workers (to wake the listener when a
   // connection closes); the rest belongs to the listener thread.
   std::atomic<bool> accept_paused_{false};
