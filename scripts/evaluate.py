@@ -8,8 +8,8 @@
 2. bench/mc_load (mc-benchmark shaped, seed 002 §5.5): Debian's memcached and pmcached on every
    engine, each run on a fresh server, the order rotated by one every repetition (a drift of
    the machine then favours no server) -> server_mcbench.csv
-3. scripts/bench-server.sh (memcaslap mix, memcached in the same invocation) per engine
-   -> server_memcaslap.csv
+3. scripts/bench_server.py --client memcaslap (a 90% GET mix, every engine and memcached in the
+   same invocation) -> server_memcaslap.csv
 plus machine.csv (the machine, build and command).
 """
 import argparse
@@ -18,11 +18,13 @@ import os
 import platform
 import re
 import shutil
-import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+import loopback_server
 
 MODES = {
     "quick": dict(n=1_000_000, sweep_n=1_000_000, range_queries=1000, index_reps=3,
@@ -48,25 +50,10 @@ def log(message):
     print(f"[evaluate {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_ready(port, proc):
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"server exited at start-up (status {proc.returncode})")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(b"version\r\n")
-                if s.recv(100).startswith(b"VERSION"):
-                    return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"server on port {port} did not answer within 30 s")
+    error = loopback_server.wait_ready(proc, port)
+    if error:
+        sys.exit(error)
 
 
 # With two CPUs or more, the server runs on CPU 0 and the load generator on CPU 1 (taskset), so
@@ -81,7 +68,7 @@ def pinned(cmd, which):
 
 
 def start_server(name, build, workdir, memory_mb):
-    port = free_port()
+    port = loopback_server.free_port()
     common = ["-l", "127.0.0.1", "-p", str(port), "-t", "2", "-m", str(memory_mb)]
     if name == "memcached":
         user = ["-u", "nobody"] if os.geteuid() == 0 else []
@@ -129,7 +116,7 @@ def index_benchmark(build, results, cfg):
 
 
 MC_LINE = re.compile(r"^(\S+)\s+(SET|GET) requests (\d+) in ([\d.]+) s: (\d+) ops/s, "
-                     r"p50 (\d+) us, p99 (\d+) us")
+                     r"p50 (\d+) us, p99 (\d+) us, p99.9 (\d+) us")
 
 
 def server_cpu_seconds(pid):
@@ -174,38 +161,46 @@ def mc_benchmark(build, results, cfg, names, workdir):
     with open(os.path.join(results, "server_mcbench.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["server", "phase", "rep", "requests", "seconds", "ops_per_s", "p50_us",
-                    "p99_us", "server_cpu_us_per_op"])
+                    "p99_us", "p999_us", "server_cpu_us_per_op"])
         w.writerows(rows)
 
 
 def memcaslap_mix(build, results, cfg, names):
+    """memcaslap's 90% GET mix: every engine and memcached in one bench_server.py invocation."""
+    runs = os.path.join(results, "server_memcaslap_runs.csv")
+    subprocess.run(
+        ["/usr/bin/python3", "scripts/bench_server.py", "--client", "memcaslap",
+         "--engines", ",".join(names), "--reps", str(cfg["memcaslap_reps"]),
+         "--duration", str(cfg["memcaslap_duration"]), "--memory", str(cfg["memory_mb"]),
+         "--pmcached-bin", os.path.join(build, "server", "pmcached"), "--csv", runs],
+        check=True, stdout=subprocess.DEVNULL)
+    with open(runs) as f:
+        by_server = {}
+        for r in csv.DictReader(f):
+            by_server.setdefault(r["server"], []).append(r)
+    os.remove(runs)
+
+    def median(server, column):
+        return statistics.median(float(r[column]) for r in by_server[server])
+
     rows = []
     for name in names:
-        out = subprocess.run(
-            ["scripts/bench-server.sh", "--engine", name,
-             "--reps", str(cfg["memcaslap_reps"]),
-             "--duration", str(cfg["memcaslap_duration"]), "--memory", str(cfg["memory_mb"]),
-             "--pmcached-bin", os.path.join(build, "server", "pmcached")],
-            check=True, capture_output=True, text=True,
-            env={**os.environ, **({"TMPDIR": POOL_DIR} if POOL_DIR else {})}).stdout
-        med = dict(re.findall(r"^(memcached|pmcached)\s+median\s+(\d+) ops/s", out, re.M))
-        ratio = re.search(r"ratio pmcached/memcached \(medians\): ([\d.]+)", out).group(1)
-        rows.append([name, med["pmcached"], med["memcached"], ratio])
-        log(f"memcaslap {name}: pmcached {med['pmcached']}, memcached {med['memcached']}, "
-            f"ratio {ratio}")
+        ratio = median(name, "ops_per_s") / median("memcached", "ops_per_s")
+        rows.append([name, f"{median(name, 'ops_per_s'):.0f}",
+                     f"{median('memcached', 'ops_per_s'):.0f}", f"{ratio:.3f}"] +
+                    [f"{median(s, c):.0f}" for s in (name, "memcached")
+                     for c in ("p50_us", "p99_us", "p999_us")])
+        log(f"memcaslap {name}: {rows[-1][1:]}")
     with open(os.path.join(results, "server_memcaslap.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["engine", "pmcached_ops_per_s", "memcached_ops_per_s", "ratio"])
+        w.writerow(["engine", "pmcached_ops_per_s", "memcached_ops_per_s", "ratio",
+                    "pmcached_p50_us", "pmcached_p99_us", "pmcached_p999_us",
+                    "memcached_p50_us", "memcached_p99_us", "memcached_p999_us"])
         w.writerows(rows)
 
 
 def machine(results, mode, build, memory_mb):
-    cpu = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = loopback_server.cpu_model()
     with open("/proc/meminfo") as f:
         mem_gib = int(f.readline().split()[1]) / (1 << 20)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
