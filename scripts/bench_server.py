@@ -4,7 +4,8 @@
   bench_server.py [--client mc_load|memcaslap] [--engines E1,E2] [--server-threads 1,2,4]
                   [--pin no|yes|both] [--reps N] [--memory MB] [--client-threads N]
                   [--connections N] [--requests N] [--value-size B] [--key-size B]
-                  [--get-ratio R] [--duration SECS] [--pmcached-bin PATH] [--csv FILE]
+                  [--get-ratio R] [--duration SECS] [--pmcached-bin PATH]
+                  [--mc-load PATH] [--csv FILE]
 
 Every cell of the matrix (server threads x pinning) runs memcached and pmcached on every engine
 named, each run on a fresh server on its own loopback port, in an order rotated by one per
@@ -91,6 +92,8 @@ def parse_args():
     parser.add_argument("--get-ratio", type=ratio_arg, default=0.9, help="memcaslap only")
     parser.add_argument("--duration", type=positive_int, default=10, help="memcaslap: seconds")
     parser.add_argument("--pmcached-bin", default=os.path.join(ROOT, "build/server/pmcached"))
+    parser.add_argument("--mc-load", default=os.path.join(ROOT, "build/bench/mc_load"),
+                        help="the mc_load client (default build/bench/mc_load)")
     parser.add_argument("--csv", help="also write every run to this CSV file")
     try:
         args = parser.parse_args()
@@ -125,8 +128,7 @@ class Bench:
         self.args = args
         self.workdir = workdir
         self.cpus = sorted(os.sched_getaffinity(0))
-        self.mc_load = os.path.join(os.path.dirname(os.path.dirname(args.pmcached_bin)),
-                                    "bench", "mc_load")
+        self.mc_load = args.mc_load
         if args.client == "memcaslap":
             self.workload = os.path.join(workdir, "workload.cfg")
             with open(self.workload, "w") as f:
