@@ -139,6 +139,8 @@ void add_options(CLI::App& app, Options& options, RawOptions& raw, bool& version
   app.add_option("--pm-flush", options.pm_flush,
                  "Cache-line flush instruction: clflush, clflushopt, clwb or auto (default)")
       ->type_name("INSN");
+  app.add_flag("--latency-stats", options.latency_stats,
+               "Record where requests spend their time in the server (stats latency)");
   app.add_option("--pm-write-latency-ns", raw.pm_latency,
                  "Emulated PM write latency: busy-wait N ns per flushed line; default 0")
       ->type_name("N");

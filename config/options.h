@@ -28,6 +28,7 @@ struct Options {
   std::string pool_path = "data/pmcached.pool";  // --pool PATH
   std::string pm_flush = "auto";              // --pm-flush clflush|clflushopt|clwb|auto
   std::uint32_t pm_write_latency_ns = 0;      // --pm-write-latency-ns N
+  bool latency_stats = false;                 // --latency-stats (`stats latency`)
 };
 
 enum class ParseOutcome : std::uint8_t {

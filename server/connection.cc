@@ -20,11 +20,16 @@ constexpr std::size_t kMinReadSize = 4u << 10;
 // Room for a command line in front of the largest data block.
 constexpr std::size_t kLineAllowance = 64u << 10;
 
+std::uint64_t nanoseconds(std::chrono::steady_clock::duration d) {
+  return static_cast<std::uint64_t>(
+      std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()));
+}
+
 }  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
                        ThreadStats& thread_stats, ConnectionManager& manager,
-                       const protocol::ParserLimits& limits)
+                       const protocol::ParserLimits& limits, bool measure_latency)
     : socket_(std::move(socket)),
       executor_(executor),
       thread_stats_(thread_stats),
@@ -32,7 +37,8 @@ Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
       parser_(limits),
       max_input_(std::max(limits.item_size_max + kLineAllowance,
                           limits.max_get_line_length + kLineAllowance)),
-      input_(kInitialInputSize) {}
+      input_(kInitialInputSize),
+      measure_latency_(measure_latency) {}
 
 void Connection::start() { read_more(); }
 
@@ -90,6 +96,7 @@ void Connection::read_more() {
 void Connection::on_read(const boost::system::error_code& error, std::size_t bytes) {
   reading_ = false;
   if (closed_) return;
+  if (measure_latency_) read_at_ = Clock::now();
   if (error) {
     // EOF or reset: answer what was received (as memcached does for `printf ... | nc`).
     input_closed_ = true;
@@ -102,9 +109,15 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
 
 void Connection::process_input() {
   while (!close_after_write_ && pending_.size() < kOutputHighWater) {
+    const Clock::time_point parse_start = measure_latency_ ? Clock::now() : Clock::time_point{};
     const protocol::ParseResult result = parser_.parse(unparsed(), command_);
     if (result.status == protocol::ParseStatus::kNeedMore) break;
     input_begin_ += result.consumed;
+    Clock::time_point execute_start{};
+    if (measure_latency_) {
+      execute_start = Clock::now();
+      thread_stats_.latency.parse.record(nanoseconds(execute_start - parse_start));
+    }
     switch (result.status) {
       case protocol::ParseStatus::kComplete:
         switch (executor_.execute(command_, pending_)) {
@@ -117,6 +130,9 @@ void Connection::process_input() {
             close_after_write_ = true;
             executor_.request_shutdown();
             break;
+        }
+        if (measure_latency_) {
+          thread_stats_.latency.execute.record(nanoseconds(Clock::now() - execute_start));
         }
         break;
       case protocol::ParseStatus::kError:
@@ -146,13 +162,21 @@ void Connection::write_pending() {
     return;
   }
   writing_ = true;
+  const Clock::time_point write_start = measure_latency_ ? Clock::now() : Clock::time_point{};
   sending_.swap(pending_);
   pending_.clear();
+  // Asio sends at once when the socket can take the bytes (a speculative write), so when this
+  // returns the reply is usually with the kernel; the completion handler runs later.
   asio::async_write(
       socket_, asio::buffer(sending_),
       [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
         self->on_write(error, bytes);
       });
+  if (measure_latency_) {
+    const Clock::time_point now = Clock::now();
+    thread_stats_.latency.write.record(nanoseconds(now - write_start));
+    thread_stats_.latency.request.record(nanoseconds(now - read_at_));
+  }
 }
 
 void Connection::on_write(const boost::system::error_code& error, std::size_t bytes) {

@@ -2,7 +2,8 @@
 //
 // The connection reads into a contiguous buffer, parses and executes every complete command
 // in it (memcached clients pipeline), and batches the replies of one read into a single
-// write. While a write is in flight, new replies collect in a second buffer; once that
+// write. With `measure_latency` it records the time of each phase in its worker's ThreadStats
+// (server_stats.h says which). While a write is in flight, new replies collect in a second buffer; once that
 // buffer passes kOutputHighWater the connection stops parsing and reading until the write
 // completes, so a client that never reads cannot make the server buffer without bound.
 //
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -33,7 +35,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Connection(boost::asio::ip::tcp::socket socket, CommandExecutor& executor,
              ThreadStats& thread_stats, ConnectionManager& manager,
-             const protocol::ParserLimits& limits);
+             const protocol::ParserLimits& limits, bool measure_latency = false);
 
   void start();
 
@@ -66,6 +68,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t input_end_ = 0;    // one past the last received byte
   std::string pending_;          // replies not yet handed to the socket
   std::string sending_;          // replies of the write in flight
+
+  using Clock = std::chrono::steady_clock;
+  const bool measure_latency_;
+  Clock::time_point read_at_{};  // when the latest read completed
 
   bool reading_ = false;
   bool writing_ = false;

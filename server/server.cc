@@ -194,7 +194,8 @@ void Server::accept_next() {
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     auto connection = std::make_shared<Connection>(std::move(socket), worker.executor,
-                                                   worker.stats, connections_, limits_);
+                                                   worker.stats, connections_, limits_,
+                                                   options_.latency_stats);
     connections_.add(connection);
     asio::post(worker.io, [connection] { connection->start(); });
     accept_next();

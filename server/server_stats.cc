@@ -23,6 +23,18 @@ StatsTotals ServerStats::totals() const noexcept {
   return t;
 }
 
+ServerStats::LatencySnapshot ServerStats::latency() const noexcept {
+  LatencySnapshot l;
+  for (std::size_t i = 0; i < thread_count_; ++i) {
+    const PhaseLatency& p = threads_[i].latency;
+    l.parse += p.parse.snapshot();
+    l.execute += p.execute.snapshot();
+    l.write += p.write.snapshot();
+    l.request += p.request.snapshot();
+  }
+  return l;
+}
+
 // `stats reset` clears the traffic counters; like memcached it keeps curr_connections.
 void ServerStats::reset() noexcept {
   for (std::size_t i = 0; i < thread_count_; ++i) {
@@ -31,6 +43,7 @@ void ServerStats::reset() noexcept {
     s.bytes_written.store(0, std::memory_order_relaxed);
     s.cmd_meta.store(0, std::memory_order_relaxed);
     s.conn_yields.store(0, std::memory_order_relaxed);
+    s.latency.reset();
   }
   total_connections.store(0, std::memory_order_relaxed);
   rejected_connections.store(0, std::memory_order_relaxed);

@@ -9,13 +9,36 @@
 #include <memory>
 #include <vector>
 
+#include "server/latency_histogram.h"
+
 namespace pmcached::server {
+
+// Where a request's time goes inside the server (`stats latency`, recorded with --latency-stats):
+//   parse    parsing one command;
+//   execute  executing one command (the store and the reply's bytes);
+//   write    handing a batch of replies to the kernel (the send, which Asio makes at once);
+//   request  from the read handler that completed a batch of commands to the end of its write.
+// What a client sees beyond `request` was spent in the kernel or waiting for a CPU.
+struct PhaseLatency {
+  LatencyHistogram parse;
+  LatencyHistogram execute;
+  LatencyHistogram write;
+  LatencyHistogram request;
+
+  void reset() noexcept {
+    parse.reset();
+    execute.reset();
+    write.reset();
+    request.reset();
+  }
+};
 
 struct alignas(64) ThreadStats {
   std::atomic<std::uint64_t> bytes_read{0};
   std::atomic<std::uint64_t> bytes_written{0};
   std::atomic<std::uint64_t> cmd_meta{0};
   std::atomic<std::uint64_t> conn_yields{0};
+  PhaseLatency latency;
 
   void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -41,6 +64,11 @@ class ServerStats {
 
   [[nodiscard]] ThreadStats& thread(std::size_t index) noexcept { return threads_[index]; }
   [[nodiscard]] StatsTotals totals() const noexcept;
+  // The phase histograms of every worker, summed.
+  struct LatencySnapshot {
+    LatencyHistogram::Snapshot parse, execute, write, request;
+  };
+  [[nodiscard]] LatencySnapshot latency() const noexcept;
   void reset() noexcept;
 
   std::atomic<std::uint64_t> curr_connections{0};

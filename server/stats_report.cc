@@ -146,6 +146,27 @@ void write_slabs(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("total_malloced", s.bytes);
 }
 
+// `stats latency`: per phase (server_stats.h), the count and the p50/p99/p99.9/max in ns (bucket
+// upper bounds, at most 12.5% high). Zero counts unless the server runs with --latency-stats.
+void write_latency(ServerContext& context, protocol::ReplyWriter& w) {
+  w.stat("latency_stats", std::string_view(context.options.latency_stats ? "on" : "off"));
+  const ServerStats::LatencySnapshot l = context.stats.latency();
+  const std::pair<std::string_view, const LatencyHistogram::Snapshot*> phases[] = {
+      {"parse", &l.parse}, {"execute", &l.execute}, {"write", &l.write}, {"request", &l.request}};
+  std::string name;
+  for (const auto& [phase, histogram] : phases) {
+    const auto put = [&](std::string_view suffix, std::uint64_t value) {
+      name.assign(phase).append("_").append(suffix);
+      w.stat(name, value);
+    };
+    put("count", histogram->count());
+    put("p50_ns", histogram->percentile(0.5));
+    put("p99_ns", histogram->percentile(0.99));
+    put("p999_ns", histogram->percentile(0.999));
+    put("max_ns", histogram->percentile(1.0));
+  }
+}
+
 void write_engine(ServerContext& context, protocol::ReplyWriter& w) {
   const engine::IndexEngine& engine = context.store.engine();
   w.stat("engine", engine.name());
@@ -167,6 +188,8 @@ void write_stats(ServerContext& context, std::string_view group, protocol::Reply
     write_engine(context, w);
   } else if (group == "pm") {
     write_pm(context, w);
+  } else if (group == "latency") {
+    write_latency(context, w);
   } else if (group == "reset") {
     context.store.reset_stats();
     context.stats.reset();
