@@ -1,4 +1,4 @@
-// DramEngine: an abseil B-tree of 16-byte slots under an EngineMutex. See dram_engine.h.
+// DramEngine: an abseil B-tree of 32-byte slots (key head + item) under an EngineMutex. See dram_engine.h.
 #include "engine/dram_engine.h"
 
 #include <algorithm>
@@ -18,37 +18,49 @@
 namespace pmcached::engine {
 namespace {
 
-// The first 16 key bytes as two big-endian integers (zero padded): comparing these orders
-// keys by their first 16 bytes, so most comparisons in the tree touch no item memory.
-struct KeyPrefix {
-  std::uint64_t high;
-  std::uint64_t low;
+// A key's head: its first 23 bytes (zero padded) and then its length capped at 24, as three
+// big-endian integers. Heads order like the keys they come from (a zero-padded shorter key is a
+// prefix of the longer one, and its smaller length byte puts it first), and equal heads mean
+// equal keys unless both keys are longer than 23 bytes. So for keys of up to 23 bytes, such as
+// memcached's usual "prefix_number" keys, the tree never reads item memory; longer keys read it
+// only when their first 23 bytes tie.
+struct KeyHead {
+  static constexpr std::size_t kInlineBytes = 23;
 
-  friend bool operator==(const KeyPrefix&, const KeyPrefix&) = default;
-  friend bool operator<(const KeyPrefix& a, const KeyPrefix& b) {
-    return a.high != b.high ? a.high < b.high : a.low < b.low;
+  std::uint64_t word[3];
+
+  friend bool operator==(const KeyHead&, const KeyHead&) = default;
+  friend bool operator<(const KeyHead& a, const KeyHead& b) {
+    if (a.word[0] != b.word[0]) return a.word[0] < b.word[0];
+    if (a.word[1] != b.word[1]) return a.word[1] < b.word[1];
+    return a.word[2] < b.word[2];
   }
+  // Whether the head holds the whole key (so equal heads mean equal keys).
+  [[nodiscard]] bool holds_whole_key() const noexcept { return (word[2] & 0xff) <= kInlineBytes; }
 };
 
-KeyPrefix key_prefix(std::string_view key) noexcept {
-  unsigned char bytes[16] = {};
-  std::memcpy(bytes, key.data(), std::min<std::size_t>(key.size(), sizeof bytes));
-  KeyPrefix prefix{0, 0};
-  for (int i = 0; i < 8; ++i) prefix.high = (prefix.high << 8) | bytes[i];
-  for (int i = 8; i < 16; ++i) prefix.low = (prefix.low << 8) | bytes[i];
-  return prefix;
+KeyHead key_head(std::string_view key) noexcept {
+  unsigned char bytes[24] = {};
+  std::memcpy(bytes, key.data(), std::min(key.size(), KeyHead::kInlineBytes));
+  bytes[23] = static_cast<unsigned char>(std::min<std::size_t>(key.size(), 24));
+  KeyHead head{};
+  for (int w = 0; w < 3; ++w) {
+    for (int i = 0; i < 8; ++i) head.word[w] = (head.word[w] << 8) | bytes[w * 8 + i];
+  }
+  return head;
 }
 
-// A tree slot: 24 bytes, so a 256-byte abseil node holds 10 of them. The key itself lives in
-// the item (EngineContext::key_of); `ref` may be replaced in place, since the key is unchanged.
+// A tree slot: 32 bytes. The key lives in the item (EngineContext::key_of), read only to break
+// a tie between two heads of long keys; `ref` may be replaced in place, since the key is
+// unchanged.
 struct Entry {
-  KeyPrefix prefix;
+  KeyHead head;
   mutable ItemRef ref;
 };
 
 // A key being looked up.
 struct Probe {
-  KeyPrefix prefix;
+  KeyHead head;
   std::string_view key;
 };
 
@@ -58,14 +70,18 @@ class EntryLess {
 
   explicit EntryLess(const std::function<std::string_view(ItemRef)>* key_of) : key_of_(key_of) {}
 
+  // Equal heads that hold whole keys are equal keys: no item is read.
   bool operator()(const Entry& a, const Entry& b) const {
-    return a.prefix != b.prefix ? a.prefix < b.prefix : key(a) < key(b);
+    if (a.head != b.head) return a.head < b.head;
+    return !a.head.holds_whole_key() && key(a) < key(b);
   }
   bool operator()(const Entry& a, const Probe& b) const {
-    return a.prefix != b.prefix ? a.prefix < b.prefix : key(a) < b.key;
+    if (a.head != b.head) return a.head < b.head;
+    return !a.head.holds_whole_key() && key(a) < b.key;
   }
   bool operator()(const Probe& a, const Entry& b) const {
-    return a.prefix != b.prefix ? a.prefix < b.prefix : a.key < key(b);
+    if (a.head != b.head) return a.head < b.head;
+    return !a.head.holds_whole_key() && a.key < key(b);
   }
 
  private:
@@ -86,21 +102,22 @@ class DramEngine final : public IndexEngine {
 
   [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override {
     std::shared_lock lock(mutex_);
-    const auto it = set_.find(Probe{key_prefix(key), key});
+    const auto it = set_.find(Probe{key_head(key), key});
     return it == set_.end() ? kNoItem : it->ref;
   }
 
   [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override {
-    const Probe probe{key_prefix(key), key};
+    const Probe probe{key_head(key), key};
     std::unique_lock lock(mutex_);
     auto it = set_.lower_bound(probe);
-    if (it != set_.end() && it->prefix == probe.prefix && key_of_(it->ref) == key) {
+    if (it != set_.end() && it->head == probe.head &&
+        (probe.head.holds_whole_key() || key_of_(it->ref) == key)) {
       const ItemRef previous = it->ref;
       it->ref = ref;
       return {UpsertStatus::kReplaced, previous};
     }
     try {
-      set_.insert(it, Entry{probe.prefix, ref});
+      set_.insert(it, Entry{probe.head, ref});
     } catch (const std::bad_alloc&) {
       return {UpsertStatus::kOutOfMemory, kNoItem};
     }
@@ -110,7 +127,7 @@ class DramEngine final : public IndexEngine {
 
   [[nodiscard]] ItemRef erase(std::string_view key) noexcept override {
     std::unique_lock lock(mutex_);
-    const auto it = set_.find(Probe{key_prefix(key), key});
+    const auto it = set_.find(Probe{key_head(key), key});
     if (it == set_.end()) return kNoItem;
     const ItemRef previous = it->ref;
     set_.erase(it);
@@ -121,7 +138,7 @@ class DramEngine final : public IndexEngine {
   void scan(std::string_view from,
             const std::function<bool(std::string_view, ItemRef)>& visit) const override {
     std::shared_lock lock(mutex_);
-    for (auto it = set_.lower_bound(Probe{key_prefix(from), from}); it != set_.end(); ++it) {
+    for (auto it = set_.lower_bound(Probe{key_head(from), from}); it != set_.end(); ++it) {
       if (!visit(key_of_(it->ref), it->ref)) break;
     }
   }

@@ -1,10 +1,11 @@
 // DramEngine ("dram"): the volatile reference index engine and performance baseline.
 //
 // An abseil B-tree in ordinary memory, guarded by one std::shared_mutex: lookup, scan and size
-// take it shared, upsert and erase exclusive. A slot is 24 bytes: the key's first 16 bytes as
-// big-endian integers and the item reference; keys are read from the items through
-// EngineContext::key_of only when two prefixes are equal. So `ref` must be an item whose key
-// is `key` for as long as it is in the index (the store guarantees this).
+// take it shared, upsert and erase exclusive. A slot is 32 bytes: the key's head (its first 23
+// bytes and its length, as big-endian integers) and the item reference; a key is read from its
+// item through EngineContext::key_of only when two keys longer than 23 bytes share their first
+// 23. So `ref` must be an item whose key is `key` for as long as it is in the index (the store
+// guarantees this).
 // Nothing is durable: after a restart the index is empty, and `stats engine` says so.
 //
 // Thread safety: every method may be called concurrently (see IndexEngine). scan() holds the

@@ -179,6 +179,54 @@ TEST_P(EngineTest, RandomOperationsMatchAStdMapModel) {
   }
 }
 
+// Keys that share long prefixes and differ only around the lengths where engines keep part of a
+// key inline (the dram engine's 23-byte head, key heads, radix chunks): zero bytes, 0xff bytes,
+// proper prefixes, lengths 1-40. Every lookup, erase and the order of a scan match a std::map.
+TEST_P(EngineTest, KeysDifferingOnlyNearAFixedPrefixLengthMatchAStdMapModel) {
+  std::map<std::string, ItemRef> model;
+  std::mt19937 rng(23);
+  const std::string stem = "mykey_rand000000000000000000000000000000";
+  const char tails[] = {'\0', '\x01', '0', '9', 'a', '\x7f', '\x80', '\xff'};
+  auto random_key = [&] {
+    std::string key = stem.substr(0, 1 + rng() % 40);
+    // Change one or two bytes near the end (or anywhere, now and then).
+    for (int changes = 1 + static_cast<int>(rng() % 2); changes > 0; --changes) {
+      const std::size_t from = rng() % 4 == 0 ? 0 : key.size() > 4 ? key.size() - 4 : 0;
+      const std::size_t at = from + rng() % (key.size() - from);
+      key[at] = tails[rng() % sizeof tails];
+    }
+    return key;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const std::string key = random_key();
+    if (rng() % 4 != 0) {
+      const ItemRef ref = ref_for(key);
+      const UpsertResult r = engine_->upsert(key, ref);
+      const auto it = model.find(key);
+      ASSERT_EQ(r.status, it == model.end() ? UpsertStatus::kInserted : UpsertStatus::kReplaced)
+          << testing::PrintToString(key);
+      ASSERT_EQ(r.previous, it == model.end() ? kNoItem : it->second);
+      model[key] = ref;
+    } else {
+      const auto it = model.find(key);
+      ASSERT_EQ(engine_->erase(key), it == model.end() ? kNoItem : it->second)
+          << testing::PrintToString(key);
+      if (it != model.end()) model.erase(it);
+    }
+    const std::string probe = random_key();
+    const auto it = model.find(probe);
+    ASSERT_EQ(engine_->lookup(probe), it == model.end() ? kNoItem : it->second)
+        << testing::PrintToString(probe);
+  }
+  ASSERT_EQ(engine_->size(), model.size());
+  for (const auto& [key, ref] : model) ASSERT_EQ(engine_->lookup(key), ref);
+  if (engine_->capabilities().ordered) {
+    std::vector<std::string> expected;
+    for (const auto& entry : model) expected.push_back(entry.first);
+    EXPECT_EQ(scan_keys(""), expected);
+  }
+}
+
 TEST_P(EngineTest, ConcurrentUpsertsFromTwoThreads) {
   if (!engine_->capabilities().concurrent) GTEST_SKIP() << "engine is not concurrent";
   constexpr unsigned long kPerThread = 5000;
