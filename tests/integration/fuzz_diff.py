@@ -306,6 +306,12 @@ class Generator:
         return out
 
 
+def is_mn(line):
+    """Whether a request line is an mn (memcached reads up to a NUL and splits on spaces)."""
+    tokens = [t for t in line.split(b"\x00", 1)[0].rstrip(b"\r").split(b" ") if t]
+    return bool(tokens) and tokens[0] == b"mn"
+
+
 def is_arithmetic(unit):
     return unit.split(b" ", 1)[0].split(b"\r", 1)[0] in (b"incr", b"decr", b"ma")
 
@@ -395,9 +401,11 @@ class Client:
         if self.sock is None:
             self.connect()
         data = b"".join(self.fill(u) for u in units) + b"mn\r\n"
-        # MN replies to wait for: ours, and any mn line inside (a guess that data blocks
-        # could fool; a wrong guess costs a timeout on both servers, not a false divergence)
-        mns = sum(1 for line in data.split(b"\n") if line in (b"mn", b"mn\r"))
+        # MN replies to wait for: ours, and any line inside whose command is mn, arguments or
+        # not (a guess that data blocks can fool into counting too many; a wrong guess then
+        # costs a timeout on both servers, not a false divergence). Counting too few would
+        # stop reading at the first MN: memcached answers in chunks of 20 commands.
+        mns = sum(1 for line in data.split(b"\n") if is_mn(line))
         reset = b"<RESET>"  # how a close shows if the server left part of the batch unread
         closed = b"<CLOSED>"
         try:
