@@ -52,6 +52,16 @@ class EngineTest : public ::testing::TestWithParam<std::string> {
     });
     return out;
   }
+  // The engine holds exactly `model`: its size, every lookup and, if ordered, a full scan.
+  void expect_matches(const std::map<std::string, ItemRef>& model) {
+    ASSERT_EQ(engine_->size(), model.size());
+    for (const auto& [key, ref] : model) EXPECT_EQ(engine_->lookup(key), ref);
+    if (engine_->capabilities().ordered) {
+      std::vector<std::string> expected;
+      for (const auto& entry : model) expected.push_back(entry.first);
+      EXPECT_EQ(scan_keys(""), expected);
+    }
+  }
   static std::string be64(std::uint64_t v) {
     std::string s(8, '\0');
     for (int i = 7; i >= 0; --i, v >>= 8) s[static_cast<std::size_t>(i)] = static_cast<char>(v);
@@ -170,13 +180,7 @@ TEST_P(EngineTest, RandomOperationsMatchAStdMapModel) {
       }
     }
   }
-  ASSERT_EQ(engine_->size(), model.size());
-  for (const auto& [key, ref] : model) EXPECT_EQ(engine_->lookup(key), ref);
-  if (engine_->capabilities().ordered) {
-    std::vector<std::string> expected;
-    for (const auto& entry : model) expected.push_back(entry.first);
-    EXPECT_EQ(scan_keys(""), expected);
-  }
+  expect_matches(model);
 }
 
 // Keys that share long prefixes and differ only around the lengths where engines keep part of a
@@ -218,13 +222,7 @@ TEST_P(EngineTest, KeysDifferingOnlyNearAFixedPrefixLengthMatchAStdMapModel) {
     ASSERT_EQ(engine_->lookup(probe), it == model.end() ? kNoItem : it->second)
         << testing::PrintToString(probe);
   }
-  ASSERT_EQ(engine_->size(), model.size());
-  for (const auto& [key, ref] : model) ASSERT_EQ(engine_->lookup(key), ref);
-  if (engine_->capabilities().ordered) {
-    std::vector<std::string> expected;
-    for (const auto& entry : model) expected.push_back(entry.first);
-    EXPECT_EQ(scan_keys(""), expected);
-  }
+  expect_matches(model);
 }
 
 TEST_P(EngineTest, ConcurrentUpsertsFromTwoThreads) {
