@@ -2,10 +2,11 @@
 //
 // The connection reads into a contiguous buffer, parses and executes every complete command
 // in it (memcached clients pipeline), and batches the replies of one read into a single
-// write. With `measure_latency` it records the time of each phase in its worker's ThreadStats
-// (server_stats.h says which). While a write is in flight, new replies collect in a second buffer; once that
+// write. While a write is in flight, new replies collect in a second buffer; once that
 // buffer passes kOutputHighWater the connection stops parsing and reading until the write
 // completes, so a client that never reads cannot make the server buffer without bound.
+// With `measure_latency` it records the time of each phase of a request in its worker's
+// ThreadStats (server_stats.h says which phases).
 //
 // Lifetime: owned by shared_ptrs captured in every pending handler and by the
 // ConnectionManager. Thread safety: a connection lives on one worker's io_context (one
