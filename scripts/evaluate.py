@@ -10,6 +10,8 @@
    the machine then favours no server) -> server_mcbench.csv
 3. scripts/bench_server.py --client memcaslap (a 90% GET mix, every engine and memcached in the
    same invocation) -> server_memcaslap.csv
+4. scripts/bench_server.py (mc_load): the tail-latency matrix of issue 16, dram, wort and artcow
+   against memcached with 1, 2 and 4 server threads, pinned and unpinned -> server_tail.csv
 plus machine.csv (the machine, build and command).
 """
 import argparse
@@ -29,15 +31,15 @@ import loopback_server
 MODES = {
     "quick": dict(n=1_000_000, sweep_n=1_000_000, range_queries=1000, index_reps=3,
                   sweep_reps=1, mc_requests=200_000, reps=3, memcaslap_reps=2,
-                  memcaslap_duration=3, memory_mb=1024),
+                  memcaslap_duration=3, memory_mb=1024, tail_requests=200_000, tail_reps=1),
     # A minute-long run of the whole pipeline, for checking the scripts themselves.
     "smoke": dict(n=20_000, sweep_n=20_000, range_queries=100, index_reps=1, sweep_reps=1,
                   mc_requests=5_000, reps=1, memcaslap_reps=1, memcaslap_duration=1,
-                  memory_mb=64),
+                  memory_mb=64, tail_requests=5_000, tail_reps=1),
     # One run per index cell: a 16M-key cell takes 1-2 minutes (the quick mode repeats its cells).
     "full": dict(n=16_000_000, sweep_n=4_000_000, range_queries=2000, index_reps=1,
                  sweep_reps=1, mc_requests=500_000, reps=9, memcaslap_reps=3, memcaslap_duration=10,
-                 memory_mb=1024),
+                 memory_mb=1024, tail_requests=300_000, tail_reps=3),
 }
 LATENCIES = "100,300,600"
 MEMCACHED = "/usr/bin/memcached"
@@ -199,6 +201,24 @@ def memcaslap_mix(build, results, cfg, names):
         w.writerows(rows)
 
 
+TAIL_ENGINES = "dram,wort,artcow"
+
+
+def tail_matrix(build, results, cfg):
+    """p50/p99/p99.9 beside ops/s, -t 1/2/4, pinned and unpinned: issue 16's three engines."""
+    log(f"tail matrix: {TAIL_ENGINES} and memcached, -t 1,2,4, pinned and unpinned, "
+        f"{cfg['tail_reps']} repetition(s)")
+    subprocess.run(
+        ["/usr/bin/python3", "scripts/bench_server.py", "--engines", TAIL_ENGINES,
+         "--server-threads", "1,2,4", "--pin", "both" if PIN else "no",
+         "--reps", str(cfg["tail_reps"]), "--requests", str(cfg["tail_requests"]),
+         "--memory", str(cfg["memory_mb"]),
+         "--pmcached-bin", os.path.join(build, "server", "pmcached"),
+         "--mc-load", os.path.join(build, "bench", "mc_load"),
+         "--csv", os.path.join(results, "server_tail.csv")],
+        check=True, stdout=subprocess.DEVNULL)
+
+
 def machine(results, mode, build, memory_mb):
     cpu = loopback_server.cpu_model()
     with open("/proc/meminfo") as f:
@@ -237,6 +257,7 @@ def main():
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     memcaslap_mix(args.build, args.results, cfg, names)
+    tail_matrix(args.build, args.results, cfg)
     log(f"benchmarks done in {time.monotonic() - started:.0f} s")
 
 

@@ -12,7 +12,8 @@
 # bench/mc_load), runs the in-process index benchmark over every engine (Dense/Sparse/Clustered,
 # insert/search/range, the PM write-latency sweep), the mc-benchmark-shaped server benchmark and
 # the memcaslap mix against pmcached on every engine and Debian's memcached in the same
-# invocation, then writes docs/results/*.csv, docs/results/*.png and docs/EVALUATION.md.
+# invocation, and the tail-latency matrix (dram, wort, artcow and memcached, -t 1/2/4, pinned and
+# unpinned), then writes docs/results/*.csv, docs/results/*.png and docs/EVALUATION.md.
 set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."

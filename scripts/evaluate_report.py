@@ -170,6 +170,54 @@ WHY = {
 }
 
 
+def tail_section(res, w):
+    """Issue 16's matrix (server_tail.csv, from bench_server.py): where pmcached's tail stands."""
+    path = os.path.join(res, "server_tail.csv")
+    if not os.path.exists(path):
+        return  # results from before the matrix existed
+    runs = read(path)
+
+    def median(threads, pinned, server, phase, column):
+        values = [num(r[column]) for r in runs if (r["server_threads"], r["pinned"], r["server"],
+                                                     r["phase"]) == (threads, pinned, server, phase)]
+        return statistics.median(values) if values else None
+
+    cells = sorted({(r["server_threads"], r["pinned"]) for r in runs},
+                   key=lambda c: (int(c[0]), c[1]))
+    servers = ["memcached"] + sorted({r["server"] for r in runs} - {"memcached"},
+                                     key=lambda s: ORDER.index(s) if s in ORDER else 99)
+    reps = max(int(r["rep"]) for r in runs)
+    w("\n## Tail latency (issue 16)\n\n")
+    w(f"`scripts/bench_server.py` (mc_load: SETs then GETs of random keys, 50 connections, 2 "
+      f"client threads): every server fresh, with 1, 2 and 4 server threads, unpinned and pinned "
+      f"(server on one CPU, load generator on the other), {reps} repetition(s) per cell in an "
+      f"order rotated per repetition; medians, µs; ops/s ratio to memcached of the same cell.\n\n")
+    rows = []
+    p99_ok = ops_ok = total = 0
+    for threads, pinned in cells:
+        for server in servers:
+            row = [f"-t {threads} {'pinned' if pinned == 'True' else 'unpinned'}", server]
+            for phase in ("SET", "GET"):
+                ops = median(threads, pinned, server, phase, "ops_per_s")
+                base_ops = median(threads, pinned, "memcached", phase, "ops_per_s")
+                p99 = median(threads, pinned, server, phase, "p99_us")
+                base_p99 = median(threads, pinned, "memcached", phase, "p99_us")
+                ratio = ops / base_ops if ops and base_ops else None
+                row += [fmt(ops, 0) + ("" if server == "memcached" or ratio is None
+                                       else f" ({ratio:.2f})"),
+                        fmt(p99, 0), fmt(median(threads, pinned, server, phase, "p999_us"), 0)]
+                if server != "memcached" and ratio is not None:
+                    total += 1
+                    p99_ok += p99 <= base_p99
+                    ops_ok += ratio >= 0.95
+            rows.append(row)
+    w(table(["cell", "server", "SET ops/s", "SET p99", "SET p99.9", "GET ops/s", "GET p99",
+             "GET p99.9"], rows))
+    w(f"\nWhere pmcached stands: its median p99 is at or below memcached's in {p99_ok} of "
+      f"{total} cells (engine × phase × threads × pinning), and its ops/s are at least 0.95× "
+      f"memcached's in {ops_ok} of {total}. `docs/TAIL_LATENCY.md` explains the figures.\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", required=True)
@@ -420,6 +468,8 @@ def main():
              for r in mix]))
     w("\nmemcaslap reports latency only as a histogram of power-of-two buckets; its percentiles "
       "above are the upper bounds of the buckets that hold them.\n")
+
+    tail_section(res, w)
 
     # Our own bar: woart search at Sparse vs the dram B-tree
     woart = index.get("woart", "Sparse", "search_ns")
