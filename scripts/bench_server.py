@@ -38,8 +38,7 @@ import loopback_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMCACHED = "/usr/bin/memcached"
-MC_LINE = re.compile(r"^\S+\s+(SET|GET) requests (\d+) in ([\d.]+) s: (\d+) ops/s, "
-                     r"p50 (\d+) us, p99 (\d+) us, p99.9 (\d+) us")
+MC_LINE = loopback_server.MC_LOAD_LINE
 
 
 def fail(message, code=1):
@@ -148,7 +147,7 @@ class Bench:
             cmd = [MEMCACHED, "-U", "0", *user, *common]
         else:
             cmd = [self.args.pmcached_bin, *common, "--engine", server,
-                   "--pool", os.path.join(self.workdir, f"pool-{run_id}")]
+                   "--pool", self.pool(run_id)]
         log = open(os.path.join(self.workdir, f"server-{run_id}.log"), "w")
         proc = subprocess.Popen(self.pinned(cmd, pin, 0), stdout=log, stderr=log)
         error = loopback_server.wait_ready(proc, port)
@@ -157,14 +156,16 @@ class Bench:
             fail(f"{server}: {error}; its log: {log.name}")
         return proc, port
 
-    def stop(self, proc, server):
+    def pool(self, run_id):
+        return os.path.join(self.workdir, f"pool-{run_id}")
+
+    def stop(self, proc, server, run_id):
         if proc.poll() is not None:
             fail(f"{server} died during the run (status {proc.returncode})")
         proc.terminate()
         proc.wait(timeout=120)
-        for name in os.listdir(self.workdir):
-            if name.startswith("pool-"):
-                os.remove(os.path.join(self.workdir, name))
+        if os.path.exists(self.pool(run_id)):
+            os.remove(self.pool(run_id))
 
     def load(self, server, port, pin):
         """One run of the client; returns [(phase, ops/s, p50, p99, p99.9)]."""
@@ -175,7 +176,7 @@ class Bench:
                    "--value-size", str(a.value_size), "--threads", str(a.client_threads),
                    "--label", server]
             out = self.run_client(cmd, pin, 1800)
-            rows = [(m.group(1), int(m.group(4)), *map(int, m.group(5, 6, 7)))
+            rows = [(m.group(2), int(m.group(5)), *map(int, m.group(6, 7, 8)))
                     for m in map(MC_LINE.match, out.splitlines()) if m]
             if len(rows) != 2:
                 fail(f"unexpected mc_load output:\n{out}")
@@ -255,6 +256,8 @@ def main():
     if not os.access(args.pmcached_bin, os.X_OK):
         fail(f"{args.pmcached_bin} is not an executable (scripts/build.sh --type Release "
              f"--dir build -- -DPMCACHED_BENCH=ON builds it)")
+    if args.client == "mc_load" and not os.access(args.mc_load, os.X_OK):
+        fail(f"{args.mc_load} not found (build with -DPMCACHED_BENCH=ON)")
     if args.client == "memcaslap" and not shutil.which("memcaslap"):
         fail("memcaslap not found (scripts/install-deps.sh installs it)")
     pins = {"no": [False], "yes": [True], "both": [False, True]}[args.pin]
@@ -266,8 +269,6 @@ def main():
     workdir = tempfile.mkdtemp(prefix="pmcached-bench.",
                                dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     bench = Bench(args, workdir)
-    if args.client == "mc_load" and not os.access(bench.mc_load, os.X_OK):
-        fail(f"{bench.mc_load} not found (build with -DPMCACHED_BENCH=ON)")
     memcached_version = subprocess.run([MEMCACHED, "-V"], capture_output=True,
                                        text=True).stdout.strip()
     pmcached_version = subprocess.run([args.pmcached_bin, "-V"], capture_output=True,
@@ -305,7 +306,7 @@ def main():
                     try:
                         rows = bench.load(server, port, pin)
                     finally:
-                        bench.stop(proc, server)
+                        bench.stop(proc, server, run_id)
                     for row in rows:
                         runs.append((threads, pin, server, rep, *row))
                         print(f"{threads:>2} {'yes' if pin else 'no':>3} {rep:>3} "

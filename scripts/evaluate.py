@@ -117,8 +117,7 @@ def index_benchmark(build, results, cfg):
                     "--csv", path], check=True)
 
 
-MC_LINE = re.compile(r"^(\S+)\s+(SET|GET) requests (\d+) in ([\d.]+) s: (\d+) ops/s, "
-                     r"p50 (\d+) us, p99 (\d+) us, p99.9 (\d+) us")
+MC_LINE = loopback_server.MC_LOAD_LINE
 
 
 def server_cpu_seconds(pid):

@@ -1,7 +1,12 @@
 """Helpers shared by the benchmark scripts: a free loopback port, waiting for a server to answer,
-and the machine's CPU model."""
+the machine's CPU model, and reading bench/mc_load's result lines."""
+import re
 import socket
 import time
+
+# One phase of bench/mc_load: label, phase, requests, seconds, ops/s, p50, p99, p99.9 (us).
+MC_LOAD_LINE = re.compile(r"^(\S+)\s+(SET|GET) requests (\d+) in ([\d.]+) s: (\d+) ops/s, "
+                          r"p50 (\d+) us, p99 (\d+) us, p99.9 (\d+) us")
 
 
 def free_port():
