@@ -2,12 +2,12 @@
 // add a row here, and the engine test suite (tests/engine) runs over it automatically.
 #include "engine/engine_registry.h"
 
-#include "engine/art/art_engine.h"
-#include "engine/dram_engine.h"
-#include "engine/fptree/fptree_engine.h"
-#include "engine/nvtree/nvtree_engine.h"
-#include "engine/wbtree/wbtree_engine.h"
-#include "engine/wort/wort_engine.h"
+#include "engine/art/art_factory.h"
+#include "engine/dram/dram_factory.h"
+#include "engine/fptree/fptree_factory.h"
+#include "engine/nvtree/nvtree_factory.h"
+#include "engine/wbtree/wbtree_factory.h"
+#include "engine/wort/wort_factory.h"
 
 namespace pmcached::engine {
 

@@ -5,35 +5,13 @@
 // Thread safety: read-only after static initialisation; safe to call from any thread.
 #pragma once
 
-#include <functional>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "engine/index_engine.h"
-
-namespace pmcached::pm {
-class Pool;
-class Allocator;
-}  // namespace pmcached::pm
+#include "engine/engine_context.h"
 
 namespace pmcached::engine {
-
-// What an engine gets when it is created. Persistent engines will receive their pool
-// and a way to read the key of an item reference here.
-struct EngineContext {
-  // Returns the key bytes of an item reference (engines that keep keys out of line,
-  // such as the radix trees, compare keys through this).
-  std::function<std::string_view(ItemRef)> key_of;
-
-  // Persistent engines only: the pool (its root field holds the engine's root) and the
-  // allocator for index nodes. Both outlive the engine.
-  pm::Pool* pool = nullptr;
-  pm::Allocator* allocator = nullptr;
-};
-
-using EngineFactory = std::function<std::unique_ptr<IndexEngine>(const EngineContext&)>;
 
 struct EngineInfo {
   std::string name;

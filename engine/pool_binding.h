@@ -8,7 +8,7 @@
 #include <memory>
 #include <string_view>
 
-#include "engine/engine_registry.h"
+#include "engine/engine_context.h"
 #include "engine/pm/allocator.h"
 #include "engine/pm/pool.h"
 

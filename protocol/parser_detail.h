@@ -65,7 +65,7 @@ struct LineOutcome {
 };
 
 // The size memcached gives an item (header, cas, key + NUL, client flags if not 0, data
-// + "\r\n"); larger than -I is "too large". engine/item.h sizes items by the same rule.
+// + "\r\n"); larger than -I is "too large". engine/store/item.h sizes items by the same rule.
 [[nodiscard]] constexpr std::size_t memcached_item_size(std::size_t key_size,
                                                         std::size_t data_length,
                                                         std::uint32_t client_flags) noexcept {

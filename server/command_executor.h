@@ -12,14 +12,14 @@
 #include <string>
 
 #include "config/options.h"
-#include "engine/store.h"
+#include "engine/open_store.h"
+#include "engine/store/store.h"
 #include "protocol/command.h"
 #include "protocol/reply_writer.h"
 #include "server/server_stats.h"
 
 namespace pmcached::server {
 
-class Storage;
 
 // State shared by all executors of one server.
 struct ServerContext {
@@ -29,7 +29,7 @@ struct ServerContext {
   std::int64_t started_at = 0;             // Unix seconds
   std::function<void()> request_shutdown;  // `shutdown` with -A
   std::atomic<int> verbosity{0};
-  const Storage* storage = nullptr;        // pool, allocator, recovery report (stats pm)
+  const engine::OpenStore* storage = nullptr;  // recovery report, pm statistics (stats pm)
 };
 
 // What the connection does after a command.

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "config/options.h"
-#include "engine/clock.h"
+#include "engine/store/clock.h"
 #include "server/descriptor_limit.h"
 #include "server/server.h"
 #include "server/storage.h"
@@ -45,9 +45,9 @@ int serve(config::Options options) {
   if (!descriptors.message.empty()) spdlog::warn("{}", descriptors.message);
 
   engine::SystemClock clock;
-  std::unique_ptr<server::Storage> storage;
+  std::unique_ptr<engine::OpenStore> storage;
   try {
-    storage = std::make_unique<server::Storage>(options, clock);
+    storage = server::open_storage(options, clock);
   } catch (const server::StorageError& error) {
     std::fprintf(stderr, "pmcached: %s\n", error.what());
     return kExitUsage;
@@ -69,6 +69,7 @@ int serve(config::Options options) {
   server->run();
   server.reset();
   storage->close();
+  if (persistent) spdlog::info("pool synced and marked clean");
   spdlog::info("pmcached stopped cleanly");
   return 0;
 }

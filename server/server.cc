@@ -53,7 +53,7 @@ struct Server::Worker {
   ThreadStats& stats;
 };
 
-Server::Server(const config::Options& options, Storage& storage, std::size_t connection_slots)
+Server::Server(const config::Options& options, engine::OpenStore& storage, std::size_t connection_slots)
     : options_(options),
       stats_(options.threads),
       context_{storage.store(), stats_, options, storage.store().now(), {}, {}, &storage},

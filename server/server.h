@@ -26,13 +26,13 @@
 #include <vector>
 
 #include "config/options.h"
-#include "engine/store.h"
+#include "engine/open_store.h"
+#include "engine/store/store.h"
 #include "protocol/parser.h"
 #include "server/command_executor.h"
 #include "server/connection_manager.h"
 #include "server/maintenance_cadence.h"
 #include "server/server_stats.h"
-#include "server/storage.h"
 
 namespace pmcached::server {
 
@@ -41,7 +41,7 @@ class Server {
   // Binds the listener; throws std::system_error if the address cannot be used.
   // `connection_slots` (0: -c) caps simultaneous connections when the open-file limit admits
   // fewer than -c (see descriptor_limit.h).
-  Server(const config::Options& options, Storage& storage, std::size_t connection_slots = 0);
+  Server(const config::Options& options, engine::OpenStore& storage, std::size_t connection_slots = 0);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -5,9 +5,7 @@
 
 #include <ctime>
 
-#include "engine/pm/persistence.h"
 #include "server/command_executor.h"
-#include "server/storage.h"
 
 namespace pmcached::server {
 namespace {
@@ -82,31 +80,27 @@ void write_general(ServerContext& context, protocol::ReplyWriter& w) {
 // The persistent-memory layer: the pool, what kind of PM it is, and flush/fence counts per
 // operation kind (lines flushed per insert is seed 002 Table 5.1's figure).
 void write_pm(ServerContext& context, protocol::ReplyWriter& w) {
-  const pm::Pool* pool = context.storage != nullptr ? context.storage->pool() : nullptr;
-  if (pool == nullptr) {
+  const std::optional<engine::PmStats> pm =
+      context.storage != nullptr ? context.storage->pm_stats() : std::nullopt;
+  if (!pm) {
     w.stat("pool", std::string_view("none (volatile engine)"));
     return;
   }
-  pm::Pool& p = *context.storage->pool();
   w.stat("pool", std::string_view(context.options.pool_path));
-  w.stat("pool_bytes", static_cast<std::uint64_t>(p.region().size()));
-  w.stat("pm_mode", std::string_view(p.region().is_pmem() ? "real" : "emulated"));
-  w.stat("pm_flush", pm::flush_instruction_name(pm::active_flush_instruction()));
+  w.stat("pool_bytes", pm->pool_bytes);
+  w.stat("pm_mode", std::string_view(pm->real_pm ? "real" : "emulated"));
+  w.stat("pm_flush", pm->flush_instruction);
   w.stat("pm_write_latency_ns", static_cast<std::uint64_t>(context.options.pm_write_latency_ns));
-  const pm::AllocatorStats a = context.storage->allocator()->stats();
-  w.stat("heap_bytes", a.heap_bytes);
-  w.stat("heap_bytes_in_use", a.bytes_in_use);
-  w.stat("heap_blocks_in_use", a.blocks_in_use);
-  w.stat("heap_chunks_in_use", a.chunks_in_use);
-  w.stat("heap_chunks_total", a.chunks_total);
-  const pm::PersistTotals totals = pm::totals();
-  for (std::size_t i = 0; i < totals.by_kind.size(); ++i) {
-    const auto kind = static_cast<pm::OpKind>(i);
-    const pm::OpCounters& c = totals.by_kind[i];
-    const std::string name(pm::op_kind_name(kind));
-    w.stat(name + "_ops", c.operations);
-    w.stat(name + "_lines_flushed", c.lines_flushed);
-    w.stat(name + "_fences", c.fences);
+  w.stat("heap_bytes", pm->heap_bytes);
+  w.stat("heap_bytes_in_use", pm->heap_bytes_in_use);
+  w.stat("heap_blocks_in_use", pm->heap_blocks_in_use);
+  w.stat("heap_chunks_in_use", pm->heap_chunks_in_use);
+  w.stat("heap_chunks_total", pm->heap_chunks_total);
+  for (const engine::PmStats::Persists& p : pm->persists) {
+    const std::string name(p.kind);
+    w.stat(name + "_ops", p.operations);
+    w.stat(name + "_lines_flushed", p.lines_flushed);
+    w.stat(name + "_fences", p.fences);
   }
 }
 

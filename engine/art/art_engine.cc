@@ -1,5 +1,5 @@
-// ArtEngine: construction and node building. See art_engine.h.
-#include "engine/art/art_tree.h"
+// ArtEngine: construction and node building. See art_factory.h.
+#include "engine/art/art_engine.h"
 #include "engine/fault_injection.h"
 
 namespace pmcached::engine {

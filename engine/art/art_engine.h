@@ -1,54 +1,62 @@
-// The adaptive radix engines of seed 002 as persistent index engines:
+// ArtEngine: the class behind make_woart_engine() and make_artcow_engine() (private to
+// engine/art). The two variants share everything but the commit of a change to an N4 or N16 and
+// of a prefix split or merge (art_factory.h); `cow_` selects artcow's copy-on-write.
 //
-//   "woart"   WOART (§3.5, Algorithms 3–5): ART nodes N4/N16/N48/N256 (art_node.h) changed in
-//             place with one 8-byte (or 1-byte) atomic commit each:
-//               N4   the pointer goes into a free slot and is persisted, then the key/slot word is
-//                    rewritten with one store (insert and delete alike);
-//               N16  key and pointer into a free entry, persisted, then the bitmap bit (delete:
-//                    the bit is cleared);
-//               N48  pointer into a slot no index byte names, persisted, then the index byte
-//                    (delete: the index byte is cleared), so a crash between the two leaves a slot
-//                    that the next insert simply reuses;
-//               N256 the child pointer, as in WORT.
-//             Path compression as in WORT: the depth is in the header, a prefix split writes the
-//             new parent and the shortened header, then swings the parent slot; a crash in between
-//             leaves a depth ahead of the path, which readers tolerate and Algorithm 2 repairs
-//             (writers on the way, and recover() over the whole tree).
-//   "artcow"  ART+CoW (§3.6): N4 and N16 stay sorted and every change to them is copy-on-write
-//             (build a new node, persist it, swing the parent slot); N48 as in WOART; N256 as in
-//             WORT; prefix splits and merges are copy-on-write as well, so the header has no depth
-//             and nothing is ever left for recovery to repair.
+// Files: art_engine.cc (construction, node building), art_insert.cc (upsert), art_erase.cc
+// (erase), art_nodes.cc (node layouts, in-place commits). Lookup, scan, stats and recovery come
+// from radix::RadixEngine; reads, walks and Algorithm 2 are the shared radix algorithms.
 //
-// Both: growth (N4->N16->N48->N256 when full) and shrinking (below the type's minimum, see
-// art_node.h) copy the node into the other type, persist it, swing the parent slot with one
-// 8-byte store and then free the old node; a delete that leaves a non-root node one reference
-// replaces the node by that reference (woart: widening a node's header afterwards; artcow: a
-// copy with the merged header). A leaf replace and the END slot (a key ending at the node)
-// change with one pointer store in both. Keys, leaves and references are as in radix_key.h; the
-// root has depth 0 and no prefix, lives in the pool's root field and is never split or merged.
-// Nodes are freed only after the store that unlinks them is persisted. Persistence is counted
-// under pm::OpScope (kInsert, kUpdate, kDelete, kRecovery); without a pool (engine-agnostic unit
-// tests) an engine makes a private in-memory pool
-// (radix::PoolBinding::kPrivatePoolBytes).
-//
-// Thread safety: one std::shared_mutex per engine; lookup/scan/size/stats/for_each_block shared,
-// upsert/erase/recover exclusive. scan() holds the lock while calling the visitor.
+// Thread safety: see art_factory.h. Private helpers assume the caller holds mutex_.
 #pragma once
 
-#include <cstddef>
-#include <memory>
+#include <cstdint>
 #include <string_view>
 
-#include "engine/engine_registry.h"
-#include "engine/index_engine.h"
+#include "engine/art/art_factory.h"
+#include "engine/art/art_nodes.h"
+#include "engine/radix/radix_engine.h"
 
-namespace pmcached::engine {
+namespace pmcached::engine::art {
 
-inline constexpr std::string_view kWoartEngineName = "woart";
-inline constexpr std::string_view kArtCowEngineName = "artcow";
+class ArtEngine final : public radix::RadixEngine<ArtNodes> {
+ public:
+  ArtEngine(const EngineContext& context, bool cow);
+  ~ArtEngine() override;
 
-[[nodiscard]] std::unique_ptr<IndexEngine> make_woart_engine(const EngineContext& context);
-[[nodiscard]] std::unique_ptr<IndexEngine> make_artcow_engine(const EngineContext& context);
+  [[nodiscard]] std::string_view name() const noexcept override {
+    return cow_ ? kArtCowEngineName : kWoartEngineName;
+  }
+  [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override;
+  [[nodiscard]] ItemRef erase(std::string_view key) noexcept override;
+  [[nodiscard]] ItemRef erase_routed(std::string_view route, ItemRef expected) noexcept override;
 
+ private:
+  [[nodiscard]] ItemRef erase_matching(std::string_view key, ItemRef expected) noexcept;
+  // Allocates and fills a node (ArtNodes::fill) and flushes it, unfenced; 0 when the heap is full.
+  [[nodiscard]] std::uint64_t build(NodeType type, Header h, std::uint64_t end,
+                                    const Entries& children) noexcept;
+  // Replaces the node `old` in `slot` by a new node built from the arguments: build, fence, one
+  // store of `slot`, free `old`. False (nothing changed) when the heap is full.
+  [[nodiscard]] bool rebuild(std::uint64_t* slot, std::uint64_t old, NodeType type, Header h,
+                             std::uint64_t end, const Entries& children) noexcept;
 
-}  // namespace pmcached::engine
+  // --- insert (art_insert.cc) ---
+  UpsertResult insert_first(std::string_view key, std::uint64_t leaf) noexcept;
+  UpsertResult add_child(std::uint64_t* slot, std::uint64_t node, const Header& h, unsigned chunk,
+                         std::uint64_t leaf) noexcept;
+  UpsertResult push_down(std::uint64_t* slot, std::uint64_t old_leaf, std::string_view key,
+                         std::uint64_t leaf, std::uint32_t depth) noexcept;
+  UpsertResult split(std::uint64_t* slot, std::uint64_t node, const Header& h,
+                     std::string_view key, std::uint64_t leaf, std::uint32_t mismatch) noexcept;
+
+  // --- erase (art_erase.cc) ---
+  // Removes the END leaf (at_end) or the child `chunk` of `node` (header `h`, in `parent_slot`).
+  void remove(std::uint64_t* parent_slot, std::uint64_t node, const Header& h, bool at_end,
+              unsigned chunk) noexcept;
+  [[nodiscard]] bool collapse(std::uint64_t* parent_slot, std::uint64_t node, const Header& h,
+                              std::uint64_t other) noexcept;
+
+  const bool cow_;
+};
+
+}  // namespace pmcached::engine::art

@@ -8,7 +8,7 @@
 // writers, only less compact. An erase never fails.
 #include <mutex>
 
-#include "engine/art/art_tree.h"
+#include "engine/art/art_engine.h"
 #include "engine/pm/persistence.h"
 #include "engine/radix/radix_tree.h"
 

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <utility>
 
-#include "engine/art/art_tree.h"
+#include "engine/art/art_engine.h"
 #include "engine/pm/persistence.h"
 #include "engine/radix/radix_tree.h"
 

@@ -1,6 +1,6 @@
 // Node layouts of the adaptive radix engines `woart` and `artcow` (persistent, layout version 1),
 // seed 002 §3.5–3.6, Figure 3.5. Both engines use the same four node types and 8-bit chunks; they
-// differ in how a change becomes durable (art_engine.h), not in what a node looks like.
+// differ in how a change becomes durable (art_factory.h), not in what a node looks like.
 //
 // Every node starts with the same 24 bytes:
 //   +0   u64 header    radix::PathHeader<8>: depth, prefix_len, up to 4 stored prefix bytes.

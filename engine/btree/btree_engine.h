@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "engine/engine_mutex.h"
-#include "engine/engine_registry.h"
+#include "engine/engine_context.h"
 #include "engine/index_engine.h"
 #include "engine/pm/allocator.h"
 #include "engine/pm/pm_region.h"

@@ -1,6 +1,6 @@
 // FpTreeEngine: start-up (log replay, inner rebuild), lookup, scan and stats. See
-// fptree_engine.h.
-#include "engine/fptree/fptree_engine.h"
+// fptree_factory.h.
+#include "engine/fptree/fptree_factory.h"
 
 #include <algorithm>
 #include <bit>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/engine_stats.h"
-#include "engine/fptree/fptree_tree.h"
+#include "engine/fptree/fptree_engine.h"
 #include "engine/pm/persistence.h"
 
 namespace pmcached::engine {
@@ -112,7 +112,7 @@ std::vector<ItemRef> FpTreeEngine::drop_corrupt(const std::vector<ItemRef>& corr
   return removed;
 }
 
-// The micro-log (fptree_engine.h): a split that never became visible is dropped, one that did
+// The micro-log (fptree_factory.h): a split that never became visible is dropped, one that did
 // is finished. Nothing here allocates or frees: unreachable blocks are the allocator's to free.
 void FpTreeEngine::replay_split_log() noexcept {
   btree::Meta& m = *meta();

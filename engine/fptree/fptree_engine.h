@@ -1,43 +1,67 @@
-// FPTree ("fptree"): the hybrid SCM-DRAM B+-tree of seed 002 §2.2 (Fig. 2.1; Oukid et al.,
-// SIGMOD 2016) as a persistent index engine.
+// FpTreeEngine: the class behind make_fptree_engine() (private to engine/fptree). The design and
+// the persist orders are in fptree_factory.h, the leaf layout in fptree_leaf.h.
 //
-// Structure: a chain of persistent leaves in key order (fptree_leaf.h: unsorted entries, a
-// validity bitmap, one fingerprint per entry) and volatile inner nodes in DRAM (inner_tree.h)
-// that route a key to its leaf. The pool's root field names the meta block
-// (engine/btree/btree_engine.h), whose root is the first leaf and whose log[0..1] is the split
-// micro-log. Keys live out of line, in the items: an entry is the item reference.
+// Files: fptree_engine.cc (start-up, lookup, scan, stats), fptree_update.cc (upsert, erase,
+// split, unlink).
 //
-// Durability:
-//   insert     ref and fingerprint written into a free slot and persisted; then the bitmap bit
-//              is set with one 8-byte store and persisted (the commit)
-//   replace    the slot's ref is overwritten with one 8-byte store and persisted
-//   erase      the bitmap bit is cleared with one 8-byte store and persisted; a leaf left empty
-//              is then unlinked with one store to its predecessor's next (or to the meta root)
-//              and freed — an empty leaf a crash leaves behind is unlinked by recovery
-//   split      (a full leaf L) the micro-log {log[0] = L, log[1] = N, the new leaf} is
-//              persisted; L is copied to N and N's bitmap keeps the upper half by key (N
-//              persisted); L.next = N persisted (the split is now visible); L's bitmap drops
-//              N's entries (persisted); the log is cleared. Recovery with a log: if L.next is
-//              not N the split never became visible and the log is dropped (N is unreachable,
-//              so the allocator's rebuild frees it); otherwise L's bitmap is cut to the lower
-//              half again (idempotent) and the log cleared. Either way no entry is lost or
-//              doubled, and replaying a replay is harmless.
-// Start-up: recover() replays the log, unlinks empty leaves, and rebuilds the inner nodes from
-// the leaf chain (its time is `stats engine` startup_rebuild_us).
-//
-// Thread safety: one reader-writer lock (BTreeEngine); concurrent calls are safe.
+// Thread safety: see fptree_factory.h. Private helpers assume the caller holds mutex_.
 #pragma once
 
-#include <memory>
+#include <cstdint>
+#include <functional>
 #include <string_view>
+#include <vector>
 
-#include "engine/engine_registry.h"
-#include "engine/index_engine.h"
+#include "engine/btree/btree_engine.h"
+#include "engine/fptree/fptree_leaf.h"
+#include "engine/fptree/inner_tree.h"
 
-namespace pmcached::engine {
+namespace pmcached::engine::fptree {
 
-inline constexpr std::string_view kFpTreeEngineName = "fptree";
+// "FPTREE01", little-endian: the meta block's magic.
+inline constexpr std::uint64_t kMetaMagic = 0x3130454552545046ull;
 
-[[nodiscard]] std::unique_ptr<IndexEngine> make_fptree_engine(const EngineContext& context);
+class FpTreeEngine final : public btree::BTreeEngine {
+ public:
+  explicit FpTreeEngine(const EngineContext& context);
 
-}  // namespace pmcached::engine
+  [[nodiscard]] std::string_view name() const noexcept override;
+  [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override;
+  [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override;
+  [[nodiscard]] ItemRef erase(std::string_view key) noexcept override;
+  void scan(std::string_view from,
+            const std::function<bool(std::string_view key, ItemRef ref)>& visit) const override;
+  void recover() override;
+  [[nodiscard]] std::vector<ItemRef> drop_corrupt(const std::vector<ItemRef>& corrupt) override;
+
+ private:
+  [[nodiscard]] Leaf* leaf(std::uint64_t offset) const noexcept { return at<Leaf>(offset); }
+  [[nodiscard]] std::uint64_t first_leaf() const noexcept;
+  // Walks the chain checking every leaf before anything reads it; throws on a corrupt pool.
+  [[nodiscard]] std::vector<std::uint64_t> checked_chain() const;
+
+  // --- recovery (fptree_engine.cc) ---
+  void replay_split_log() noexcept;
+  void unlink_empty_leaves(std::vector<std::uint64_t>& chain) noexcept;
+  void rebuild_inner(const std::vector<std::uint64_t>& chain);
+
+  // --- updates (fptree_update.cc) ---
+  UpsertResult insert_first(std::string_view key, ItemRef ref) noexcept;
+  void insert_into(std::uint64_t offset, int slot, std::uint8_t fp, ItemRef ref) noexcept;
+  // Splits the full leaf at `offset`; returns the leaf that now holds `key`'s range, or 0 when
+  // the heap is full (nothing changed).
+  std::uint64_t split(std::uint64_t offset, std::string_view key) noexcept;
+  void unlink(std::uint64_t offset, std::string_view key) noexcept;
+
+  // --- BTreeEngine ---
+  void visit_blocks(const std::function<void(std::uint64_t offset)>& visit) const override;
+  btree::TreeFigures figures() const override;
+  void extra_stats(std::vector<EngineStat>& out) const override;
+
+  InnerTree inner_;
+  std::uint64_t leaf_splits_ = 0;
+  std::uint64_t log_replays_ = 0;
+  std::uint64_t startup_rebuild_us_ = 0;
+};
+
+}  // namespace pmcached::engine::fptree

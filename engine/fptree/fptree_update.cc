@@ -1,11 +1,11 @@
 // FpTreeEngine: upsert, erase, the logged leaf split and the unlink of an emptied leaf. The
-// persist orders are described in fptree_engine.h. Every path allocates before it writes, so a
+// persist orders are described in fptree_factory.h. Every path allocates before it writes, so a
 // full heap changes nothing.
 #include <cstring>
 #include <mutex>
 #include <string>
 
-#include "engine/fptree/fptree_tree.h"
+#include "engine/fptree/fptree_engine.h"
 #include "engine/pm/persistence.h"
 
 namespace pmcached::engine::fptree {
@@ -64,7 +64,7 @@ UpsertResult FpTreeEngine::insert_first(std::string_view key, ItemRef ref) noexc
   return {UpsertStatus::kInserted, kNoItem};
 }
 
-// FPTree's split with its micro-log; see fptree_engine.h for the recovery of each step.
+// FPTree's split with its micro-log; see fptree_factory.h for the recovery of each step.
 std::uint64_t FpTreeEngine::split(std::uint64_t offset, std::string_view key) noexcept {
   const std::uint64_t fresh = allocate_node(sizeof(Leaf));
   if (fresh == 0) return 0;

@@ -1,5 +1,5 @@
 // NvTreeEngine: construction, lookup, scan, start-up rebuild and the figures of `stats engine`.
-// See nvtree_engine.h for the design, nvtree_update.cc for the writes.
+// See nvtree_factory.h for the design, nvtree_update.cc for the writes.
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "engine/nvtree/nvtree_tree.h"
+#include "engine/nvtree/nvtree_engine.h"
 #include "engine/pm/persistence.h"
 
 namespace pmcached::engine::nvtree {

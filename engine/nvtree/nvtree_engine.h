@@ -1,55 +1,75 @@
-// NV-Tree ("nvtree"): the persistent B+-tree of Yang et al. as seed 002 §2.2 describes and
-// measures it — append-only leaves in PM with an entry counter, internal nodes in DRAM kept in one
-// contiguous array addressed by index and rebuilt whenever a leaf's parent splits.
+// NvTreeEngine: the class behind make_nvtree_engine() (private to engine/nvtree). The design and
+// the persist orders are described in nvtree_factory.h, the leaf layout in nvtree_leaf.h, the
+// DRAM inner nodes in inner_array.h.
 //
-// Persistent part (engine/btree Meta + nvtree_leaf.h): the meta block ("NVTREE02") names the
-// first leaf of a chain of leaves in key order; each leaf holds u64 count, u64 next and 58
-// append-only 8-byte entries (item references tagged with a 15-bit hash of their key, or
-// negative entries naming a dead position; keys live out of line in the items, and a search
-// reads one only where the tag matches). Volatile part (inner_array.h): INs and PLNs in one array.
+// Files: nvtree_engine.cc (construction, lookup, scan, recovery, figures), nvtree_update.cc
+// (upsert, erase, appends, splits and compactions, unlinks).
 //
-// Durability — every change commits with ONE 8-byte failure-atomic store + persist:
-//   insert       entries[count] = tagged ref, its line flushed, fence; count + 1 persisted (the
-//                seed's two flushes: one for the entry, one for the counter)
-//   replace of j entries[count] = new ref, entries[count + 1] = neg(j), flushed, fence;
-//                count + 2 persisted
-//   delete of j  entries[count] = neg(j), flushed, fence; count + 1 persisted. When j is the
-//                leaf's last live entry the leaf is unlinked instead: the predecessor's next (or
-//                meta.root) := its next, persisted; then freed. The tree may become just the meta
-//                block with root 0.
-//   full leaf    out-of-place split: the live entries, sorted by key, go to ONE new leaf when they
-//                fit in half a leaf (a compaction, <= 29), else to two new leaves (sorted halves,
-//                left.next = right, right.next = old.next); the new leaves are persisted, then the
-//                predecessor's next (or meta.root) is swung to them — the commit; the old leaf is
-//                freed; the operation is then applied to the proper new leaf as above. No log:
-//                before the swing the new leaves are unreachable (the allocator rebuild frees
-//                them), after it the old leaf is.
-// Reads never look past count; a dead entry's key is never read (its item may be reused).
-//
-// DRAM inner nodes: a split inserts one bound into its PLN; a full PLN rebuilds the WHOLE array
-// (stats: inner_rebuilds, inner_rebuild_us), as does a PLN emptied by an unlink. Start-up
-// (recover()) walks the chain, validating every leaf before following it (a corrupt pool throws
-// std::runtime_error "pool is corrupt: ..."), builds the array (a leaf's bound = its smallest live
-// key) and recounts the keys; it writes nothing and allocates nothing (startup_rebuild_us).
-//
-// `stats engine`: the B-tree figures plus leaf_splits, leaf_compactions, inner_rebuilds,
-// inner_rebuild_us, startup_rebuild_us. Persistence is counted under pm::OpScope (kInsert,
-// kUpdate for a replace, kDelete, kRecovery).
-//
-// Thread safety: one std::shared_mutex (btree::BTreeEngine); lookup/scan/size/stats/for_each_block
-// shared, upsert/erase/recover exclusive. scan() holds the lock while calling the visitor.
+// Thread safety: see nvtree_factory.h. Private helpers assume the caller holds mutex_ (shared for
+// the const ones, exclusive for those that write).
 #pragma once
 
-#include <memory>
+#include <atomic>
+#include <cstdint>
 #include <string_view>
 
-#include "engine/engine_registry.h"
-#include "engine/index_engine.h"
+#include "engine/btree/btree_engine.h"
+#include "engine/nvtree/inner_array.h"
+#include "engine/nvtree/nvtree_factory.h"
+#include "engine/nvtree/nvtree_leaf.h"
 
-namespace pmcached::engine {
+namespace pmcached::engine::nvtree {
 
-inline constexpr std::string_view kNvTreeEngineName = "nvtree";
+// "NVTREE02" as a little-endian u64 (leaf layout v2: tagged entries; a v1 pool is refused).
+inline constexpr std::uint64_t kMetaMagic = 0x323045455254564eull;
 
-[[nodiscard]] std::unique_ptr<IndexEngine> make_nvtree_engine(const EngineContext& context);
+class NvTreeEngine final : public btree::BTreeEngine {
+ public:
+  explicit NvTreeEngine(const EngineContext& context);
 
-}  // namespace pmcached::engine
+  [[nodiscard]] std::string_view name() const noexcept override { return kNvTreeEngineName; }
+  [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override;
+  [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override;
+  [[nodiscard]] ItemRef erase(std::string_view key) noexcept override;
+  void scan(std::string_view from,
+            const std::function<bool(std::string_view key, ItemRef ref)>& visit) const override;
+  void recover() override;
+  [[nodiscard]] std::vector<ItemRef> drop_corrupt(const std::vector<ItemRef>& corrupt) override;
+
+ protected:
+  void visit_blocks(const std::function<void(std::uint64_t offset)>& visit) const override;
+  btree::TreeFigures figures() const override;
+  void extra_stats(std::vector<EngineStat>& out) const override;
+
+ private:
+  // --- reads (nvtree_engine.cc) ---
+  [[nodiscard]] Leaf* leaf(std::uint64_t offset) const noexcept { return at<Leaf>(offset); }
+  [[nodiscard]] unsigned find(const Leaf& l, std::string_view key, std::uint64_t tag) const {
+    return find_entry(l, key, tag, key_of_);
+  }
+  // Throws std::runtime_error when the chain from meta.root is not a valid chain of leaves;
+  // else returns the array's list (a leaf's bound: its smallest live key) and counts the keys.
+  [[nodiscard]] std::vector<InnerArray::Entry> validate_chain(std::size_t& keys) const;
+
+  // --- writes (nvtree_update.cc) ---
+  // Appends `first` (and `second` unless 0) to a leaf with room, then commits count.
+  void append(Leaf& l, std::uint64_t first, std::uint64_t second = 0) noexcept;
+  // Replaces the full leaf at `p` by one compacted or two split leaves; false when the heap is
+  // full (nothing changed).
+  [[nodiscard]] bool restructure(InnerArray::Position p) noexcept;
+  // Unlinks and frees the leaf at `p`.
+  void unlink(InnerArray::Position p) noexcept;
+  // The word that points to the leaf at `p`: its predecessor's next, or meta.root.
+  [[nodiscard]] std::uint64_t* link_to(InnerArray::Position p) const noexcept;
+  UpsertResult insert_first(std::uint64_t entry) noexcept;
+  void note_rebuild(bool rebuilt, std::int64_t started_ns) noexcept;
+
+  InnerArray inner_;
+  std::atomic<std::uint64_t> leaf_splits_{0};
+  std::atomic<std::uint64_t> leaf_compactions_{0};
+  std::atomic<std::uint64_t> inner_rebuilds_{0};
+  std::atomic<std::uint64_t> inner_rebuild_ns_{0};
+  std::atomic<std::uint64_t> startup_rebuild_us_{0};
+};
+
+}  // namespace pmcached::engine::nvtree

@@ -1,6 +1,6 @@
 // NvTreeEngine: upsert and erase — appends committed by the leaf's count, out-of-place splits and
 // compactions of full leaves committed by one swing of the word that links the leaf, and unlinks
-// of emptied leaves. The persist orders are described in nvtree_engine.h.
+// of emptied leaves. The persist orders are described in nvtree_factory.h.
 //
 // Every path allocates before it writes anything, so an allocation failure changes nothing. New
 // leaves are written while unreachable, persisted (flush_new_node, then a fence) and published
@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/nvtree/nvtree_tree.h"
+#include "engine/nvtree/nvtree_engine.h"
 #include "engine/pm/persistence.h"
 
 namespace pmcached::engine::nvtree {

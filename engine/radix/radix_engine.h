@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "engine/engine_mutex.h"
-#include "engine/engine_registry.h"
+#include "engine/engine_context.h"
 #include "engine/engine_stats.h"
 #include "engine/index_engine.h"
 #include "engine/pm/allocator.h"

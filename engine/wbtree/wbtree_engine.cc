@@ -1,13 +1,13 @@
 // WbTreeEngine: construction, node access, lookup, ordered scan, figures and the block walk.
-// See wbtree_engine.h.
+// See wbtree_factory.h.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 
+#include "engine/wbtree/wbtree_factory.h"
 #include "engine/wbtree/wbtree_engine.h"
-#include "engine/wbtree/wbtree_tree.h"
 
 namespace pmcached::engine {
 namespace wbtree {

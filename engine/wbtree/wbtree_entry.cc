@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/wbtree/wbtree_tree.h"
+#include "engine/wbtree/wbtree_engine.h"
 
 namespace pmcached::engine::wbtree {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/pm/persistence.h"
-#include "engine/wbtree/wbtree_tree.h"
+#include "engine/wbtree/wbtree_engine.h"
 
 namespace pmcached::engine::wbtree {
 

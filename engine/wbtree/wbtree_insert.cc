@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "engine/pm/persistence.h"
-#include "engine/wbtree/wbtree_tree.h"
+#include "engine/wbtree/wbtree_engine.h"
 
 namespace pmcached::engine::wbtree {
 

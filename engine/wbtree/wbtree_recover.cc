@@ -24,7 +24,7 @@
 #include <unordered_set>
 
 #include "engine/pm/persistence.h"
-#include "engine/wbtree/wbtree_tree.h"
+#include "engine/wbtree/wbtree_engine.h"
 
 namespace pmcached::engine::wbtree {
 namespace {

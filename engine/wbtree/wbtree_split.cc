@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "engine/pm/persistence.h"
-#include "engine/wbtree/wbtree_tree.h"
+#include "engine/wbtree/wbtree_engine.h"
 
 namespace pmcached::engine::wbtree {
 

@@ -1,10 +1,10 @@
-// WortEngine: construction and node helpers. See wort_engine.h.
-#include "engine/wort/wort_engine.h"
+// WortEngine: construction and node helpers. See wort_factory.h.
+#include "engine/wort/wort_factory.h"
 
 #include <cstring>
 
 #include "engine/fault_injection.h"
-#include "engine/wort/wort_tree.h"
+#include "engine/wort/wort_engine.h"
 
 namespace pmcached::engine {
 namespace wort {

@@ -1,50 +1,62 @@
-// WORT ("wort"): the write-optimal radix tree of seed 002 §3.1–3.4 as a persistent index engine.
+// WortEngine: the class behind make_wort_engine() (private to engine/wort). The design and the
+// persist orders are described in wort_factory.h; the node layout in wort_node.h.
 //
-// Structure: a path-compressed radix tree of 4-bit nodes (16 children + an END slot for a key
-// that ends at the node) in the pool's heap; node layout v1 in wort_node.h. Leaves are the item
-// references themselves (low bit set), so a key is stored once, in its item, and compared through
-// EngineContext::key_of. The pool's root field holds the root node (0 = empty tree). The root
-// always has depth 0 and no prefix, so it never splits and is never collapsed. Precondition:
-// item references are even (pool offsets of 16-byte-aligned blocks), and key_of(ref) is the key.
+// Files: wort_engine.cc (construction, node helpers), wort_insert.cc (upsert, Alg. 1),
+// wort_erase.cc (erase, collapse). Lookup, scan, stats and recovery come from
+// radix::RadixEngine; reads, walks and Algorithm 2 are the shared radix algorithms.
 //
-// Durability — every change commits with ONE 8-byte failure-atomic store + persist:
-//   insert into an empty slot   new nodes (if any) are written and persisted first, then the slot
-//                               (or, for the first key, the root field) is stored and persisted
-//   leaf collision              a new node holding both leaves, persisted; then the slot
-//   prefix mismatch (Alg. 1)    new parent persisted with the node's new header, which is written
-//                               in place with one 8-byte store and flushed in the same batch;
-//                               fence; then the old parent's slot is swung to the new parent
-//   replace                     the slot is overwritten with the new item reference
-//   erase                       the slot is cleared; if that would leave a non-root node with one
-//                               reference, the parent's slot is instead swung straight to the
-//                               remaining reference (delete and collapse in one store); if that is
-//                               a node, its header is then widened with one 8-byte store + persist
-// A crash can leave exactly one kind of damage: a node whose header depth is larger than the
-// depth its path implies (Alg. 1 before the swing, or a collapse before the widening). Readers
-// tolerate it (positions are absolute; the skipped nibbles are checked at the leaf), writers and
-// recover() repair it with Algorithm 2 (common prefix of two leaves from different children).
-// Nodes are freed only after the store that unlinks them is persisted.
-//
-// The engine counts its persistence under pm::OpScope (kInsert, kUpdate, kDelete, kRecovery).
-// Created without a pool (EngineContext::pool == nullptr, e.g. the engine-agnostic unit tests),
-// it makes a private in-memory pool
-// (radix::PoolBinding::kPrivatePoolBytes).
-//
-// Thread safety: one std::shared_mutex; lookup/scan/size/stats/for_each_block shared,
-// upsert/erase/recover exclusive. scan() holds the lock while calling the visitor.
+// Thread safety: see wort_factory.h. Private helpers assume the caller holds mutex_ (shared for
+// the const ones that only read, exclusive for those that write).
 #pragma once
 
 #include <cstddef>
-#include <memory>
+#include <cstdint>
 #include <string_view>
 
-#include "engine/engine_registry.h"
+#include "engine/engine_context.h"
 #include "engine/index_engine.h"
+#include "engine/radix/radix_engine.h"
+#include "engine/wort/wort_node.h"
 
-namespace pmcached::engine {
+namespace pmcached::engine::wort {
 
-inline constexpr std::string_view kWortEngineName = "wort";
+class WortEngine final : public radix::RadixEngine<WortNodes> {
+ public:
+  explicit WortEngine(const EngineContext& context);
+  ~WortEngine() override;
 
-[[nodiscard]] std::unique_ptr<IndexEngine> make_wort_engine(const EngineContext& context);
+  [[nodiscard]] std::string_view name() const noexcept override;
+  [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override;
+  [[nodiscard]] ItemRef erase(std::string_view key) noexcept override;
+  [[nodiscard]] ItemRef erase_routed(std::string_view route, ItemRef expected) noexcept override;
 
-}  // namespace pmcached::engine
+ private:
+  [[nodiscard]] ItemRef erase_matching(std::string_view key, ItemRef expected) noexcept;
+  // --- access (wort_engine.cc) ---
+  [[nodiscard]] Node* node(std::uint64_t offset) const noexcept { return nodes_.node(offset); }
+  [[nodiscard]] Header header_of(std::uint64_t offset) const noexcept {
+    return nodes_.header(offset, 0);
+  }
+  [[nodiscard]] std::string_view leaf_key(std::uint64_t ref) const { return nodes_.leaf_key(ref); }
+  // Allocates a zeroed node with header `h`; 0 when the heap is full.
+  [[nodiscard]] std::uint64_t new_node(Header h) noexcept;
+  void persist_new_node(std::uint64_t offset) noexcept;
+  void free_node(std::uint64_t offset) noexcept;
+  // The slot of `n` where a key of `key_chunks` nibbles with branch nibble `next` belongs.
+  [[nodiscard]] static std::uint64_t* slot_for(Node* n, std::uint32_t branch,
+                                               std::size_t key_chunks, unsigned next) noexcept {
+    return key_chunks == branch ? &n->end_slot : &n->children[next];
+  }
+
+  // --- insert (wort_insert.cc) ---
+  UpsertResult insert_first(std::string_view key, std::uint64_t leaf) noexcept;
+  UpsertResult push_down(std::uint64_t* slot, std::uint64_t old_leaf, std::string_view key,
+                         std::uint64_t leaf, std::uint32_t depth) noexcept;
+  UpsertResult split(std::uint64_t* slot, std::uint64_t offset, Header h, std::string_view key,
+                     std::uint64_t leaf, std::uint32_t mismatch) noexcept;
+
+  // --- erase (wort_erase.cc) ---
+  void remove_leaf(std::uint64_t* parent_slot, std::uint64_t offset, std::uint64_t* slot) noexcept;
+};
+
+}  // namespace pmcached::engine::wort

@@ -13,12 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine_registry.h"
-#include "engine/item_heap.h"
+#include "engine/open_store.h"
 #include "engine/pm/allocator.h"
 #include "engine/pm/crash_simulator.h"
-#include "engine/pm/pool.h"
-#include "engine/store.h"
+#include "engine/pm/pm_region.h"
 
 namespace pmcached::engine {
 namespace {
@@ -69,26 +67,24 @@ void apply(const Op& op, Model& model) {
   }
 }
 
-// One pool with its allocator, heap, engine and store.
+// A store opened on a pool region (new, or a crash image) through open_store: pool,
+// allocator, heap, engine and store, recovered.
 struct Instance {
-  std::unique_ptr<pm::Pool> pool;
-  std::unique_ptr<pm::Allocator> allocator;
-  std::unique_ptr<ItemHeap> heap;
-  std::unique_ptr<Store> store;
+  std::unique_ptr<OpenStore> opened;
+  Store* store;
+  pm::Allocator* allocator;
 
   Instance(std::unique_ptr<pm::PmRegion> region, const std::string& engine, const Clock& clock,
            StoreOptions options = {}) {
-    pool = pm::Pool::open_region(std::move(region), engine);
-    allocator = std::make_unique<pm::Allocator>(pool->region(), pool->heap_begin(),
-                                                pool->heap_end());
-    heap = make_pm_heap(*pool, *allocator);
-    EngineContext context;
-    context.key_of = [h = heap.get()](ItemRef ref) { return h->key_of(ref); };
-    context.pool = pool.get();
-    context.allocator = allocator.get();
-    options.memory_limit_bytes = kPoolSize / 2;
-    store = std::make_unique<Store>(find_engine(engine)->create(context), *heap, clock, options);
-    recovery = store->recover(*allocator);
+    StoreConfig config;
+    config.engine = engine;
+    config.region = std::move(region);
+    config.options = options;
+    config.item_share_of_heap = 0.5;
+    opened = open_store(std::move(config), clock);
+    store = &opened->store();
+    allocator = opened->allocator();
+    recovery = *opened->recovery();
   }
 
   std::optional<Value> get(const std::string& key) {

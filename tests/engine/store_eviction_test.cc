@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/item.h"
+#include "engine/store/item.h"
 #include "tests/engine/store_fixture.h"
 
 namespace pmcached::engine::testing {

@@ -1,7 +1,7 @@
 // Store: memcached expiry rules and flush_all, driven by a ManualClock.
 #include <gtest/gtest.h>
 
-#include "engine/expiry.h"
+#include "engine/store/expiry.h"
 #include "tests/engine/store_fixture.h"
 
 namespace pmcached::engine::testing {
@@ -130,7 +130,8 @@ namespace {
 
 TEST(StoreSweep, ReclaimsExpiredItemsWithoutAccess) {
   ManualClock clock;
-  auto store = testing::make_store(clock);
+  auto opened = testing::make_store(clock);
+  Store* store = &opened->store();
   for (int i = 0; i < 100; ++i) {
     // (std::string operator+ trips a g++ 12 -Wrestrict false positive at -O3.)
     std::string key("k");
@@ -151,7 +152,8 @@ TEST(StoreSweep, ReclaimsExpiredItemsWithoutAccess) {
 
 TEST(StoreSweep, VisitsABoundedSliceAndResumesWhereItStopped) {
   ManualClock clock;
-  auto store = testing::make_store(clock);
+  auto opened = testing::make_store(clock);
+  Store* store = &opened->store();
   for (int i = 0; i < 100; ++i) {
     std::string key("k");
     key += std::to_string(1000 + i);

@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/clock.h"
-#include "engine/engine_registry.h"
-#include "engine/store.h"
+#include "engine/store/clock.h"
+#include "engine/open_store.h"
+#include "engine/store/store.h"
 
 namespace pmcached::engine::testing {
 
@@ -27,21 +27,24 @@ struct Item {
   bool win_token_sent = false;
 };
 
-inline std::unique_ptr<Store> make_store(const Clock& clock, StoreOptions options = {},
-                                         std::string_view engine = "dram") {
-  EngineContext context;
-  context.key_of = [](ItemRef ref) { return Store::key_of(ref); };
-  return std::make_unique<Store>(find_engine(engine)->create(context), clock, options);
+// A volatile store through the front door; the OpenStore owns it.
+inline std::unique_ptr<OpenStore> make_store(const Clock& clock, StoreOptions options = {},
+                                             std::string_view engine = "dram") {
+  StoreConfig config;
+  config.engine = std::string(engine);
+  config.options = options;
+  return open_store(std::move(config), clock);
 }
 
 class StoreTest : public ::testing::Test {
  protected:
   static constexpr std::int64_t kStart = 1'700'000'000;
 
-  StoreTest() : clock_(kStart) { store_ = make_store(clock_); }
+  StoreTest() : clock_(kStart) { reopen({}); }
   void reopen(StoreOptions options) {
-    store_.reset();
-    store_ = make_store(clock_, options);
+    opened_.reset();
+    opened_ = make_store(clock_, options);
+    store_ = &opened_->store();
   }
 
   StoreOutcome put(std::string_view key, std::string_view value, StoreMode mode = StoreMode::kSet,
@@ -82,7 +85,8 @@ class StoreTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<OpenStore> opened_;
+  Store* store_ = nullptr;
 };
 
 }  // namespace pmcached::engine::testing

@@ -1,7 +1,7 @@
 // Store: meta-protocol item states (mg W/X/Z, N, R, h/l), ms I and N, md I and x.
 #include <gtest/gtest.h>
 
-#include "engine/item.h"
+#include "engine/store/item.h"
 #include "tests/engine/store_fixture.h"
 
 namespace pmcached::engine::testing {

@@ -8,11 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine_registry.h"
-#include "engine/item_heap.h"
-#include "engine/pm/allocator.h"
+#include "engine/open_store.h"
+#include "engine/pm/pm_region.h"
 #include "engine/pm/pool.h"
-#include "engine/store.h"
 
 namespace pmcached::engine {
 namespace {
@@ -32,20 +30,13 @@ std::vector<std::string> persistent_engines() {
 class StorePmTest : public ::testing::TestWithParam<std::string> {
  protected:
   void open(bool evict) {
-    pool_ = pm::Pool::open_region(pm::PmRegion::in_memory(kPoolSize), GetParam());
-    allocator_ = std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(),
-                                                 pool_->heap_end());
-    heap_ = make_pm_heap(*pool_, *allocator_);
-    EngineContext context;
-    context.key_of = [h = heap_.get()](ItemRef ref) { return h->key_of(ref); };
-    context.pool = pool_.get();
-    context.allocator = allocator_.get();
-    StoreOptions options;
-    options.memory_limit_bytes = (pool_->heap_end() - pool_->heap_begin()) * 85 / 100;
-    options.evict_when_full = evict;
-    store_ = std::make_unique<Store>(find_engine(GetParam())->create(context), *heap_, clock_,
-                                     options);
-    (void)store_->recover(*allocator_);
+    StoreConfig config;
+    config.engine = GetParam();
+    config.region = pm::PmRegion::in_memory(kPoolSize);
+    config.options.evict_when_full = evict;
+    opened_ = open_store(std::move(config), clock_);
+    pool_ = opened_->pool();
+    store_ = &opened_->store();
   }
 
   StoreStatus set(int i, std::size_t size) {
@@ -70,10 +61,9 @@ class StorePmTest : public ::testing::TestWithParam<std::string> {
   }
 
   ManualClock clock_;
-  std::unique_ptr<pm::Pool> pool_;
-  std::unique_ptr<pm::Allocator> allocator_;
-  std::unique_ptr<ItemHeap> heap_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<OpenStore> opened_;
+  pm::Pool* pool_ = nullptr;
+  Store* store_ = nullptr;
 };
 
 TEST_P(StorePmTest, EvictsInsteadOfFailingWhenThePoolIsFull) {

@@ -1,7 +1,7 @@
 // Store: storage commands (set/add/replace/append/prepend/cas), delete, touch, sizes, stats.
 #include <gtest/gtest.h>
 
-#include "engine/item.h"
+#include "engine/store/item.h"
 #include "tests/engine/store_fixture.h"
 
 namespace pmcached::engine::testing {
@@ -232,7 +232,7 @@ TEST_F(StoreTest, EngineReflectsTheStore) {
   EXPECT_EQ(store_->engine().name(), "dram");
   std::vector<std::string> keys;
   store_->engine().scan("", [&](std::string_view key, ItemRef ref) {
-    EXPECT_EQ(Store::key_of(ref), key);
+    EXPECT_EQ(store_->engine().lookup(key), ref);
     keys.emplace_back(key);
     return true;
   });

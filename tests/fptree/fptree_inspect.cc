@@ -10,7 +10,7 @@
 
 #include "engine/btree/btree_engine.h"
 #include "engine/fptree/fptree_leaf.h"
-#include "engine/fptree/fptree_tree.h"
+#include "engine/fptree/fptree_engine.h"
 
 namespace pmcached::engine::fptree::testing {
 

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_registry.h"
-#include "engine/fptree/fptree_engine.h"
+#include "engine/fptree/fptree_factory.h"
 #include "engine/fptree/fptree_leaf.h"
 #include "tests/index/index_crash.h"
 #include "tests/index/index_harness.h"

@@ -6,19 +6,24 @@
 
 #include <string>
 
-#include "engine/engine_registry.h"
+#include "engine/open_store.h"
 #include "protocol/parser.h"
 
 namespace pmcached::server {
 namespace {
 
+engine::StoreConfig dram_config() {
+  engine::StoreConfig config;
+  config.engine = "dram";
+  return config;
+}
+
 class CommandExecutorTest : public ::testing::Test {
  protected:
   CommandExecutorTest()
-      : store_(engine::find_engine("dram")->create(engine::EngineContext{engine::Store::key_of}),
-               clock_, {}),
+      : opened_(engine::open_store(dram_config(), clock_)),
         stats_(1),
-        context_{store_, stats_, options_, clock_.now(), {}, {}, nullptr},
+        context_{opened_->store(), stats_, options_, clock_.now(), {}, {}, nullptr},
         executor_(context_, stats_.thread(0)) {}
 
   // Feeds `request` through the parser and executor; returns every reply byte.
@@ -43,7 +48,7 @@ class CommandExecutorTest : public ::testing::Test {
 
   engine::ManualClock clock_;
   config::Options options_;
-  engine::Store store_;
+  std::unique_ptr<engine::OpenStore> opened_;
   ServerStats stats_;
   ServerContext context_;
   CommandExecutor executor_;

@@ -6,7 +6,7 @@
 
 #include "engine/pm/persistence.h"
 #include "engine/pm/pool.h"
-#include "engine/store_impl.h"
+#include "engine/store/store_impl.h"
 
 namespace pmcached::engine {
 

@@ -27,8 +27,8 @@
 #include <string_view>
 
 #include "engine/index_engine.h"
-#include "engine/item_heap.h"
-#include "engine/store.h"
+#include "engine/store/item_heap.h"
+#include "engine/store/store.h"
 
 namespace pmcached::engine {
 

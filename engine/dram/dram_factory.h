@@ -16,7 +16,7 @@
 #include <memory>
 #include <string_view>
 
-#include "engine/engine_registry.h"
+#include "engine/engine_context.h"
 #include "engine/index_engine.h"
 
 namespace pmcached::engine {

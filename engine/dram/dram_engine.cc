@@ -1,5 +1,5 @@
-// DramEngine: an abseil B-tree of 32-byte slots (key head + item) under an EngineMutex. See dram_engine.h.
-#include "engine/dram_engine.h"
+// DramEngine: an abseil B-tree of 32-byte slots (key head + item) under an EngineMutex. See dram_factory.h.
+#include "engine/dram/dram_factory.h"
 
 #include <algorithm>
 #include <atomic>

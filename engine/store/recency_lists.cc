@@ -1,4 +1,4 @@
-#include "engine/recency_lists.h"
+#include "engine/store/recency_lists.h"
 
 #include <algorithm>
 #include <cstring>

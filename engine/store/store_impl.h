@@ -22,13 +22,13 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/expiry.h"
-#include "engine/item.h"
-#include "engine/item_heap.h"
-#include "engine/lock_stripes.h"
+#include "engine/store/expiry.h"
+#include "engine/store/item.h"
+#include "engine/store/item_heap.h"
+#include "engine/store/lock_stripes.h"
 #include "engine/pm/persistence.h"
-#include "engine/recency_lists.h"
-#include "engine/store.h"
+#include "engine/store/recency_lists.h"
+#include "engine/store/store.h"
 
 namespace pmcached::engine {
 

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "engine/pm/pool.h"
-#include "engine/store_impl.h"
+#include "engine/store/store_impl.h"
 
 namespace pmcached::engine {
 namespace {

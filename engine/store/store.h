@@ -22,12 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/clock.h"
+#include "engine/engine_context.h"
 #include "engine/index_engine.h"
-
-namespace pmcached::pm {
-class Allocator;
-}  // namespace pmcached::pm
+#include "engine/store/clock.h"
 
 namespace pmcached::engine {
 
@@ -185,11 +182,13 @@ class ItemHeap;
 
 class Store {
  public:
-  // A volatile store: item records in ordinary memory. The engine's key_of must be key_of().
-  Store(std::unique_ptr<IndexEngine> engine, const Clock& clock, StoreOptions options);
-  // A store whose records live in `heap` (a persistent pool's heap); the engine's key_of must
-  // read keys through `heap`. The heap outlives the store.
-  Store(std::unique_ptr<IndexEngine> engine, ItemHeap& heap, const Clock& clock,
+  // A volatile store: item records in ordinary memory. The store makes its engine with
+  // `make_engine`, handing it a context that reads keys through the store's heap.
+  Store(const EngineFactory& make_engine, const Clock& clock, StoreOptions options);
+  // A store whose records live in `heap` (a persistent pool's heap); the engine's context names
+  // the heap's pool and allocator. The heap outlives the store. Throws what the engine's
+  // factory throws (std::runtime_error for a corrupt index).
+  Store(const EngineFactory& make_engine, ItemHeap& heap, const Clock& clock,
         StoreOptions options);
   ~Store();
   Store(const Store&) = delete;
@@ -236,11 +235,7 @@ class Store {
   // engine, checks every item (dropping corrupt ones), rebuilds the allocator's free space,
   // and restores the cas counter and flush_all state from the superblock. Throws
   // std::runtime_error if the index structure itself is corrupt (the pool must not be used).
-  [[nodiscard]] RecoveryReport recover(pm::Allocator& allocator);
-
-  // The key bytes of an item reference made by a Store, for EngineContext::key_of (engines
-  // that keep keys out of line compare through it). Valid while the item is published.
-  [[nodiscard]] static std::string_view key_of(ItemRef ref) noexcept;
+  [[nodiscard]] RecoveryReport recover();
 
  private:
   struct Impl;

@@ -14,7 +14,7 @@
 #include "engine/pm/allocator.h"
 #include "engine/pm/persistence.h"
 #include "engine/pm/pool.h"
-#include "engine/store_impl.h"
+#include "engine/store/store_impl.h"
 
 namespace pmcached::engine {
 namespace {
@@ -25,9 +25,11 @@ std::string describe(std::uint64_t offset, std::string_view why) {
 
 }  // namespace
 
-RecoveryReport Store::recover(pm::Allocator& allocator) {
+RecoveryReport Store::recover() {
   Impl& s = *impl_;
   RecoveryReport report;
+  if (s.heap.allocator() == nullptr) return report;  // a volatile store keeps nothing
+  pm::Allocator& allocator = *s.heap.allocator();
   const auto started = std::chrono::steady_clock::now();
   pm::Pool* pool = s.heap.pool();
   pm::OpScope scope(pm::OpKind::kRecovery);

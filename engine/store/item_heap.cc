@@ -1,4 +1,4 @@
-#include "engine/item_heap.h"
+#include "engine/store/item_heap.h"
 
 #include <xxhash.h>
 
@@ -88,6 +88,7 @@ class PmHeap final : public ItemHeap {
   }
   void finish_publish() noexcept override { pool_.region().fence_deferred(); }
   pm::Pool* pool() const noexcept override { return &pool_; }
+  pm::Allocator* allocator() const noexcept override { return &allocator_; }
   std::vector<std::pair<ItemRef, ItemRef>> evacuation_ranges(std::size_t record_size,
                                                              std::size_t count) const override {
     return allocator_.evacuation_candidates(record_size, count);

@@ -1,6 +1,6 @@
 // ItemHeap: where the store's item records live — ordinary memory, or a persistent pool.
 //
-// The store builds a record (ItemHeader + key + value, engine/item.h) in a block from the heap,
+// The store builds a record (ItemHeader + key + value, engine/store/item.h) in a block from the heap,
 // seals it (checksum) and hands it to flush_before_publish(): it is written back with the
 // index's first fence, so it is durable BEFORE the reference to it can be (pm_region.h,
 // "Publishing order"). A record is freed only after the index no longer refers to it. An
@@ -18,7 +18,7 @@
 #include <utility>
 
 #include "engine/index_engine.h"
-#include "engine/item.h"
+#include "engine/store/item.h"
 #include "engine/pm/allocator.h"
 
 namespace pmcached::pm {
@@ -74,6 +74,8 @@ class ItemHeap {
   // The pool behind a persistent heap (superblock: cas high-water mark, flush_all state);
   // nullptr for DRAM.
   [[nodiscard]] virtual pm::Pool* pool() const noexcept { return nullptr; }
+  // The allocator of a persistent heap (recovery rebuilds it); nullptr for DRAM.
+  [[nodiscard]] virtual pm::Allocator* allocator() const noexcept { return nullptr; }
 
   // The key of a record, for EngineContext::key_of. A reference that cannot be a record of
   // this heap (a corrupt pool) gives an empty key rather than a read out of bounds.

@@ -1,5 +1,5 @@
 // SystemClock: wall-clock seconds for the store's expiry decisions.
-#include "engine/clock.h"
+#include "engine/store/clock.h"
 
 #include <ctime>
 

@@ -1,11 +1,11 @@
 // Store: the public facade, retrieval (get/gat/mg) and the storage commands (set, add,
 // replace, append, prepend, cas, ms). See store.h for the semantics, store_impl.h for locking.
-#include "engine/store.h"
+#include "engine/store/store.h"
 
 #include <cstring>
 #include <utility>
 
-#include "engine/store_impl.h"
+#include "engine/store/store_impl.h"
 
 namespace pmcached::engine {
 namespace {
@@ -318,15 +318,29 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Facade
 
-Store::Store(std::unique_ptr<IndexEngine> engine, const Clock& clock, StoreOptions options) {
-  std::unique_ptr<ItemHeap> heap = make_dram_heap();
-  ItemHeap& heap_ref = *heap;
-  impl_ = std::make_unique<Impl>(std::move(engine), std::move(heap), heap_ref, clock, options);
+namespace {
+
+EngineContext context_for(ItemHeap& heap) {
+  EngineContext context;
+  context.key_of = [h = &heap](ItemRef ref) { return h->key_of(ref); };
+  context.pool = heap.pool();
+  context.allocator = heap.allocator();
+  return context;
 }
 
-Store::Store(std::unique_ptr<IndexEngine> engine, ItemHeap& heap, const Clock& clock,
+}  // namespace
+
+Store::Store(const EngineFactory& make_engine, const Clock& clock, StoreOptions options) {
+  std::unique_ptr<ItemHeap> heap = make_dram_heap();
+  ItemHeap& heap_ref = *heap;
+  impl_ = std::make_unique<Impl>(make_engine(context_for(heap_ref)), std::move(heap), heap_ref,
+                                 clock, options);
+}
+
+Store::Store(const EngineFactory& make_engine, ItemHeap& heap, const Clock& clock,
              StoreOptions options)
-    : impl_(std::make_unique<Impl>(std::move(engine), nullptr, heap, clock, options)) {}
+    : impl_(std::make_unique<Impl>(make_engine(context_for(heap)), nullptr, heap, clock,
+                                   options)) {}
 
 Store::~Store() = default;
 
@@ -353,8 +367,5 @@ std::int64_t Store::absolute_exptime(std::int64_t client_exptime) const noexcept
   return to_absolute_exptime(client_exptime, now());
 }
 std::int64_t Store::now() const noexcept { return impl_->clock.now(); }
-std::string_view Store::key_of(ItemRef ref) noexcept {
-  return reinterpret_cast<const ItemHeader*>(ref)->key();
-}
 
 }  // namespace pmcached::engine
