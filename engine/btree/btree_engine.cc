@@ -8,7 +8,7 @@
 
 #include "engine/btree/key_tag.h"
 #include "engine/engine_stats.h"
-#include "engine/fault_injection.h"
+#include "engine/pm/fault_injection.h"
 #include "engine/pm/persistence.h"
 
 namespace pmcached::engine::btree {
@@ -64,7 +64,7 @@ std::uint64_t BTreeEngine::allocate_node(std::size_t bytes) noexcept {
 }
 
 void BTreeEngine::flush_new_node(std::uint64_t offset, std::size_t bytes) noexcept {
-  if (!FaultInjection::skip_new_node_flush) region_->flush(at<char>(offset), bytes);
+  if (!pm::FaultInjection::active(pm::Fault::kSkipNewNodeFlush)) region_->flush(at<char>(offset), bytes);
 }
 
 bool BTreeEngine::in_heap(std::uint64_t offset, std::size_t bytes) const noexcept {

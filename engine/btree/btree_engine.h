@@ -85,7 +85,7 @@ class BTreeEngine : public IndexEngine {
   // A zeroed index block of `bytes`, or 0 when the heap is full.
   [[nodiscard]] std::uint64_t allocate_node(std::size_t bytes) noexcept;
   // Flushes a node built out of place before it is published (tests may skip it on purpose:
-  // engine/fault_injection.h). The publishing store fences.
+  // engine/pm/fault_injection.h). The publishing store fences.
   void flush_new_node(std::uint64_t offset, std::size_t bytes) noexcept;
   // True when [offset, offset + bytes) lies in the heap, 8-byte aligned (a pool check).
   [[nodiscard]] bool in_heap(std::uint64_t offset, std::size_t bytes) const noexcept;

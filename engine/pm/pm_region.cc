@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "engine/pm/crash_simulator.h"
+#include "engine/pm/fault_injection.h"
 #include "engine/pm/persistence.h"
 #include "engine/pm/pool.h"
 
@@ -122,7 +123,7 @@ void PmRegion::fence_deferred() noexcept {
 }
 
 void PmRegion::store_u64_persist(std::uint64_t* field, std::uint64_t value) noexcept {
-  if (!unsafe_skip_publish_order_for_tests) fence_deferred();
+  if (!FaultInjection::active(Fault::kSkipPublishOrder)) fence_deferred();
   store_u64(field, value);
   persist(field, sizeof(*field));
 }

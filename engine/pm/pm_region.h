@@ -84,10 +84,6 @@ class PmRegion {
   // persists it.
   void store_u64(std::uint64_t* field, std::uint64_t value) noexcept;
 
-  // TEST ONLY: store_u64_persist() skips its publishing-order fence, so a crash test can show
-  // that the crash simulator catches a reference published before its record is fenced.
-  static inline bool unsafe_skip_publish_order_for_tests = false;
-
   // Makes everything durable on a non-PM file (msync); a no-op on real PM and in DRAM.
   void sync() noexcept;
 

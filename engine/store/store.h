@@ -145,9 +145,6 @@ struct StoreOptions {
   std::size_t item_size_max = 1u << 20;        // -I: largest item (header + key + value)
   bool evict_when_full = true;                 // false with -M
   std::size_t lock_stripes = 1024;
-  // Test-only: publish records without persisting them first, a deliberately broken order
-  // that the crash-simulator tests must catch. Never set outside tests.
-  bool unsafe_skip_record_persist_for_tests = false;
 };
 
 // Counters for `stats` and `stats items`.

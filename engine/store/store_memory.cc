@@ -4,6 +4,7 @@
 #include <new>
 #include <vector>
 
+#include "engine/pm/fault_injection.h"
 #include "engine/pm/persistence.h"
 #include "engine/pm/pool.h"
 #include "engine/store/store_impl.h"
@@ -83,7 +84,7 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
   // Durability order: the whole record reaches persistence before the index's reference to it
   // can. It is written back with the index's first fence (ItemHeap::flush_before_publish).
   seal_item(*fresh);
-  if (!options.unsafe_skip_record_persist_for_tests) {
+  if (!pm::FaultInjection::active(pm::Fault::kSkipRecordPersist)) {
     pm::OpScope scope(pm::OpKind::kItem);
     heap.flush_before_publish(fresh, fresh->record_size());
   }

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "engine/fault_injection.h"
+#include "engine/pm/fault_injection.h"
 #include "engine/wort/wort_engine.h"
 
 namespace pmcached::engine {
@@ -26,7 +26,7 @@ std::uint64_t WortEngine::new_node(Header h) noexcept {
 }
 
 void WortEngine::persist_new_node(std::uint64_t offset) noexcept {
-  if (!FaultInjection::skip_new_node_flush) region_->flush(node(offset), sizeof(Node));
+  if (!pm::FaultInjection::active(pm::Fault::kSkipNewNodeFlush)) region_->flush(node(offset), sizeof(Node));
 }
 
 void WortEngine::free_node(std::uint64_t offset) noexcept { allocator_->free(offset); }

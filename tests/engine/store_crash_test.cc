@@ -16,6 +16,7 @@
 #include "engine/open_store.h"
 #include "engine/pm/allocator.h"
 #include "engine/pm/crash_simulator.h"
+#include "engine/pm/fault_injection.h"
 #include "engine/pm/pm_region.h"
 
 namespace pmcached::engine {
@@ -223,12 +224,11 @@ TEST_P(StoreCrashTest, EveryPersistencePointKeepsTheContract) {
 }
 
 TEST_P(StoreCrashTest, PublishingBeforePersistingIsCaught) {
-  StoreOptions broken;
-  broken.unsafe_skip_record_persist_for_tests = true;
+  const pm::FaultScope fault(pm::Fault::kSkipRecordPersist);
   bool caught = false;
   for (std::uint64_t point = 1; point < 10'000 && !caught; ++point) {
     std::string violation;
-    if (!crash_and_check(point, /*adversarial=*/false, broken, &violation)) break;
+    if (!crash_and_check(point, /*adversarial=*/false, {}, &violation)) break;
     caught = !violation.empty();
   }
   EXPECT_TRUE(caught) << "the crash simulator did not notice records published unpersisted";
@@ -239,10 +239,7 @@ TEST_P(StoreCrashTest, PublishingBeforePersistingIsCaught) {
 // Without that fence an adversarial crash persists the reference but not the record. NV-Tree
 // never relies on it: it appends its entry, fences, and only then publishes by its counter.
 TEST_P(StoreCrashTest, PublishingBeforeTheRecordIsFencedIsCaught) {
-  struct Restore {
-    ~Restore() { pm::PmRegion::unsafe_skip_publish_order_for_tests = false; }
-  } restore;
-  pm::PmRegion::unsafe_skip_publish_order_for_tests = true;
+  const pm::FaultScope fault(pm::Fault::kSkipPublishOrder);
   bool caught = false;
   for (std::uint64_t point = 1; point < 10'000 && !caught; ++point) {
     std::string violation;

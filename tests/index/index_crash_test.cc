@@ -2,7 +2,7 @@
 // wort, woart, artcow and the B-trees once registered): workloads crashed at EVERY persistence
 // point (plain and adversarial) or, for the large one, at random points; see index_crash.h for
 // what is checked after each restart. A deliberately broken persist order
-// (engine/fault_injection.h) must be caught.
+// (engine/pm/fault_injection.h) must be caught.
 #include <cstdint>
 #include <random>
 #include <string>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/fault_injection.h"
+#include "engine/pm/fault_injection.h"
 #include "tests/index/index_crash.h"
 #include "tests/index/recovery_crash.h"
 
@@ -81,9 +81,11 @@ TEST_P(IndexCrashTest, SimulatorCatchesABrokenPersistOrder) {
   ASSERT_FALSE(node_ops.empty());
   EXPECT_EQ(crash_everywhere(GetParam(), ops, {.quiet = false, .crash_ops = node_ops}), 0)
       << "the workload fails without the fault";
-  FaultInjection::skip_new_node_flush = true;
-  const int failures = crash_everywhere(GetParam(), ops, {.quiet = true, .crash_ops = node_ops});
-  FaultInjection::skip_new_node_flush = false;
+  int failures = 0;
+  {
+    const pm::FaultScope fault(pm::Fault::kSkipNewNodeFlush);
+    failures = crash_everywhere(GetParam(), ops, {.quiet = true, .crash_ops = node_ops});
+  }
   EXPECT_GT(failures, 0) << "a commit before the node is persisted went unnoticed";
 }
 

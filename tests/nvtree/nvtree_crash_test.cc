@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/fault_injection.h"
+#include "engine/pm/fault_injection.h"
 #include "engine/pm/crash_simulator.h"
 #include "engine/pm/persistence.h"
 #include "tests/index/index_crash.h"
@@ -69,9 +69,11 @@ TEST(NvTreeCrashTest, SplitsAndCompactionsPublishedUnpersistedAreCaught) {
   ASSERT_EQ(compactions.size(), 1u);
   for (std::size_t op : {changed[0], compactions[0]}) {
     EXPECT_EQ(crash_everywhere(kEngine, ops, {.quiet = false, .crash_ops = {op}}), 0);
-    FaultInjection::skip_new_node_flush = true;
-    const int failures = crash_everywhere(kEngine, ops, {.quiet = true, .crash_ops = {op}});
-    FaultInjection::skip_new_node_flush = false;
+    int failures = 0;
+    {
+      const pm::FaultScope fault(pm::Fault::kSkipNewNodeFlush);
+      failures = crash_everywhere(kEngine, ops, {.quiet = true, .crash_ops = {op}});
+    }
     EXPECT_GT(failures, 0) << "op " << op;
   }
 }
