@@ -36,8 +36,10 @@ bool suite_applies(std::string_view suite, const EngineInfo& info) {
   if (suite == "ordered") return capabilities_of(info).ordered;
   if (suite == "concurrent") return capabilities_of(info).concurrent;
   if (suite == "persistent" || suite == "crash") return info.persistent;
-  std::fprintf(stderr, "engine_suites: '%.*s' is not an engine suite (all ordered concurrent "
-               "persistent crash)\n", static_cast<int>(suite.size()), suite.data());
+  std::fprintf(stderr,
+               "engine_suites: '%.*s' is not an engine suite (all ordered concurrent "
+               "persistent crash)\n",
+               static_cast<int>(suite.size()), suite.data());
   std::abort();
 }
 
@@ -105,8 +107,8 @@ std::string missing_from_suites(const SuiteTests& tests) {
         problems += test + ": registered engine '" + info.name + "' is missing (suite " + suite +
                     " applies to it)\n";
       } else if (!applies && present) {
-        problems += test + ": runs on '" + info.name + "', which suite " + suite +
-                    " does not apply to\n";
+        problems +=
+            test + ": runs on '" + info.name + "', which suite " + suite + " does not apply to\n";
       }
     }
     for (const std::string& engine : engines) {

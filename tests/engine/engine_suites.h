@@ -2,13 +2,13 @@
 // groups, by capability (pmemkv's engine scenarios), over the registry filtered by what the group
 // needs, so a newly registered engine joins every group that applies to it without a list to edit:
 //
-//   all         every registered engine: the IndexEngine interface (tests/engine/index_engine_test.cc)
-//   ordered     engines whose capabilities say ordered: scans in key order
-//   concurrent  engines whose capabilities say concurrent: calls from several threads
-//   persistent  engines registered persistent: on a real pool, reopened, checked by the engine's
-//               inspector (tests/index/index_functional_test.cc, tests/engine/store_pm_test.cc)
-//   crash       engines registered persistent: crashed at persistence points by pm::CrashSimulator
-//               (tests/index/index_crash_test.cc, tests/engine/store_crash_test.cc)
+// - all: every registered engine; the IndexEngine interface (tests/engine/index_engine_test.cc).
+// - ordered: engines whose capabilities say ordered; scans in key order.
+// - concurrent: engines whose capabilities say concurrent; calls from several threads.
+// - persistent: engines registered persistent; on a real pool, reopened, checked by the engine's
+//   inspector (tests/index/index_functional_test.cc, tests/engine/store_pm_test.cc).
+// - crash: engines registered persistent; crashed at persistence points by pm::CrashSimulator
+//   (tests/index/index_crash_test.cc, tests/engine/store_crash_test.cc).
 //
 // A group is the prefix of its instantiations, so the full test names read
 // "crash/IndexCrashTest.PrefixKeysSurviveEveryCrashPoint/wort" and `ctest -R '^crash/'` selects a
@@ -65,14 +65,14 @@ void expect_suites_complete();
 
 // Instantiates the TEST_P fixture `fixture` (TestWithParam<std::string>: the engine's name) in the
 // group `suite` (one of: all ordered concurrent persistent crash), over engines_for(suite).
-#define INSTANTIATE_ENGINE_SUITE(suite, fixture)                                          \
-  INSTANTIATE_TEST_SUITE_P(suite, fixture,                                                \
+#define INSTANTIATE_ENGINE_SUITE(suite, fixture)                                                 \
+  INSTANTIATE_TEST_SUITE_P(suite, fixture,                                                       \
                            ::testing::ValuesIn(::pmcached::engine::suites::engines_for(#suite)), \
                            ::pmcached::engine::suites::engine_param_name)
 
 // Defines <binary>EngineSuites.EveryRegisteredEngineIsInEverySuiteThatAppliesToIt (named after
 // the binary, so that the ctest names of the binaries sharing a folder stay distinct).
-#define ENGINE_SUITES_CHECK(binary)                                                   \
-  TEST(binary##EngineSuites, EveryRegisteredEngineIsInEverySuiteThatAppliesToIt) {    \
-    ::pmcached::engine::suites::expect_suites_complete();                            \
+#define ENGINE_SUITES_CHECK(binary)                                                \
+  TEST(binary##EngineSuites, EveryRegisteredEngineIsInEverySuiteThatAppliesToIt) { \
+    ::pmcached::engine::suites::expect_suites_complete();                          \
   }

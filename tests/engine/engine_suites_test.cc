@@ -1,9 +1,9 @@
 // The engine suites' own tests (engine_suites.h), in engine_test: the binary that holds all five
 // groups (all, ordered, concurrent: index_engine_test.cc; persistent: store_pm_test.cc; crash:
 // store_crash_test.cc).
-#include <gtest/gtest.h>
-
 #include "tests/engine/engine_suites.h"
+
+#include <gtest/gtest.h>
 
 namespace pmcached::engine::suites {
 namespace {
