@@ -134,6 +134,9 @@ void add_options(CLI::App& app, Options& options, RawOptions& raw, bool& version
   app.add_flag("-v,--verbose", raw.verbosity, "Verbose logging; -vv for more");
   app.add_flag("-A,--enable-shutdown", options.enable_shutdown, "Allow the \"shutdown\" command");
   app.add_option("--engine", options.engine, "Index engine; default wort")->type_name("NAME");
+  app.add_flag("--list-engines", options.list_engines,
+               "Print the index engines, one per line (name, persistent|volatile, description), "
+               "and exit");
   app.add_option("--pool", options.pool_path, "Pool file; default data/pmcached.pool")
       ->type_name("PATH");
   app.add_option("--pm-flush", options.pm_flush,

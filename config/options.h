@@ -1,8 +1,8 @@
 // Options: everything pmcached is told at start-up, from flags and an optional config file.
 //
 // parse_options() accepts memcached's flags where they overlap (-p -l -t -c -m -M -I -U
-// -v -vv -A -h -V) and pmcached's own (--engine, --pool, --pm-flush, --pm-write-latency-ns,
-// --config FILE). The config file
+// -v -vv -A -h -V) and pmcached's own (--engine, --list-engines, --pool, --pm-flush,
+// --pm-write-latency-ns, --config FILE). The config file
 // uses the same long names as the flags ("port = 11311"); flags override the file.
 // Thread safety: a plain value; parse once at start-up.
 #pragma once
@@ -29,6 +29,7 @@ struct Options {
   std::string pm_flush = "auto";              // --pm-flush clflush|clflushopt|clwb|auto
   std::uint32_t pm_write_latency_ns = 0;      // --pm-write-latency-ns N
   bool latency_stats = false;                 // --latency-stats (`stats latency`)
+  bool list_engines = false;                  // --list-engines: print the engines, exit 0
 };
 
 enum class ParseOutcome : std::uint8_t {

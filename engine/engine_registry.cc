@@ -1,5 +1,12 @@
 // The one place where index engines are registered. To add an engine: implement IndexEngine,
-// add a row here, and the engine test suite (tests/engine) runs over it automatically.
+// add a row here, and the engine suites (all, ordered, concurrent, persistent, crash:
+// tests/engine/engine_suites.h) and the integration tests run over it automatically.
+//
+// CMake reads this table at configure time (cmake/registered_engines.cmake) to register the
+// integration tests per engine: keep each row's shape, `{std::string(kXxxEngineName), ...
+// /*persistent=*/true|false, factory}`, with the name constant defined in an
+// engine/*/*_factory.h. A pytest (tests/integration/test_engine_list.py) fails if what CMake read
+// differs from `pmcached --list-engines`.
 #include "engine/engine_registry.h"
 
 #include "engine/art/art_factory.h"
@@ -59,6 +66,17 @@ std::string engine_names() {
     names += info.name;
   }
   return names;
+}
+
+std::string engine_list() {
+  std::string list;
+  for (const EngineInfo& info : registered_engines()) {
+    list += info.name;
+    list += info.persistent ? " persistent " : " volatile ";
+    list += info.description;
+    list += '\n';
+  }
+  return list;
 }
 
 }  // namespace pmcached::engine

@@ -29,6 +29,10 @@ struct EngineInfo {
 // "dram, wort, ..." for error messages.
 [[nodiscard]] std::string engine_names();
 
+// What `pmcached --list-engines` prints: one line per engine, in registry order,
+// "NAME persistent|volatile DESCRIPTION\n". Scripts and the integration tests read it.
+[[nodiscard]] std::string engine_list();
+
 // The engine used when --engine is not given.
 inline constexpr std::string_view kDefaultEngine = "wort";
 

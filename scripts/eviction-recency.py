@@ -4,6 +4,8 @@
   eviction-recency.py --pmcached BUILD/server/pmcached [--engines dram,wort,...]
                       [--memcached /usr/bin/memcached] [--mb 16] [--times 6] [--max-size 50000]
 
+The default engines are every engine the binary registers (`pmcached --list-engines`).
+
 For each server: start it with `-m MB` (a fresh pool for a persistent engine), set random keys
 with values of random sizes (100 B .. max-size, seed 15) until `times` x MB were written, then
 read back the most recent writes whose sizes add up to half of `-m`. Prints per server the writes,
@@ -21,7 +23,7 @@ import time
 
 from pymemcache.client.base import Client
 
-ALL_ENGINES = "dram,wort,woart,artcow,fptree,wbtree,nvtree"
+from pmcached_engines import engine_names
 
 
 def free_port():
@@ -89,13 +91,15 @@ def measure(argv, mb, times, max_size, seed=15):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pmcached", required=True)
-    parser.add_argument("--engines", default=ALL_ENGINES)
+    parser.add_argument("--engines", help="comma-separated (default: every registered engine)")
     parser.add_argument("--memcached", default="/usr/bin/memcached",
                         help="reference server; empty to skip")
     parser.add_argument("--mb", type=int, default=16)
     parser.add_argument("--times", type=int, default=6)
     parser.add_argument("--max-size", type=int, default=50_000)
     args = parser.parse_args()
+    if args.engines is None:
+        args.engines = engine_names(args.pmcached)
     servers = []
     if args.memcached:
         argv = [args.memcached, "-U", "0", "-m", str(args.mb)]

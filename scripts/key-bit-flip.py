@@ -4,6 +4,8 @@
   key-bit-flip.py --pmcached BUILD/server/pmcached [--engines wort,...] [--trials 20] [--keys 10000]
                   [--seed 1]
 
+The default engines are every persistent engine the binary registers (`pmcached --list-engines`).
+
 Per engine and trial: a fresh pool gets `keys` items key%06d (stopped cleanly), one bit inside one
 random item's key record is flipped in the pool file, and the server is started twice. A trial is
 OK when the first restart reports items_dropped 1 and curr_items keys-1 with every other item
@@ -21,7 +23,7 @@ import time
 
 from pymemcache.client.base import Client
 
-PERSISTENT = "wort,woart,artcow,fptree,wbtree,nvtree"
+from pmcached_engines import engine_names
 
 
 def free_port():
@@ -103,12 +105,14 @@ def trial(binary, engine, keys, rng, workdir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pmcached", required=True)
-    parser.add_argument("--engines", default=PERSISTENT)
+    parser.add_argument("--engines", help="comma-separated (default: every persistent engine)")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--keys", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
+    if args.engines is None:
+        args.engines = engine_names(args.pmcached, persistent_only=True)
     with tempfile.TemporaryDirectory(prefix="key-bit-flip.") as workdir:
         for engine in args.engines.split(","):
             rng = random.Random(args.seed)

@@ -1,4 +1,5 @@
-// pmcached: start-up. Parses options, builds the store on the chosen engine, serves.
+// pmcached: start-up. Parses options, builds the store on the chosen engine, serves
+// (or, with --list-engines, prints the registered engines and exits).
 // Exit codes: 0 after a clean shutdown, 2 for bad flags or configuration, 71 when the open-file
 // limit cannot hold -c connections (memcached's EX_OSERR), 1 otherwise.
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "config/options.h"
+#include "engine/engine_registry.h"
 #include "engine/store/clock.h"
 #include "server/descriptor_limit.h"
 #include "server/server.h"
@@ -88,6 +90,10 @@ int main(int argc, char** argv) {
       return parsed.exit_code;
     case config::ParseOutcome::kRun:
       break;
+  }
+  if (parsed.options.list_engines) {
+    std::fputs(engine::engine_list().c_str(), stdout);
+    return 0;
   }
   try {
     return serve(parsed.options);

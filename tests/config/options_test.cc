@@ -170,6 +170,15 @@ TEST(OptionsTest, HelpExitsZeroWithUsage) {
   }
 }
 
+// --list-engines is for main() to act on (config knows no engines); bad flags still fail.
+TEST(OptionsTest, ListEnginesIsAnOptionAndBadFlagsStillFail) {
+  EXPECT_FALSE(parse_ok({}).list_engines);
+  EXPECT_TRUE(parse_ok({"--list-engines"}).list_engines);
+  const ParseResult r = parse({"--list-engines", "--port", "70000"});
+  EXPECT_EQ(r.outcome, ParseOutcome::kError);
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 TEST(OptionsTest, VersionExitsZero) {
   for (const char* flag : {"-V", "--version"}) {
     const ParseResult r = parse({flag});

@@ -1,5 +1,7 @@
-// One suite for every registered index engine (TEST_P over the registry), so a new engine
-// joins these tests by being registered. Capability-specific cases skip when not supported.
+// The IndexEngine interface over every registered engine, in three engine suites
+// (engine_suites.h): `all` (EngineTest), `ordered` (OrderedEngineTest: engines whose capabilities
+// say ordered) and `concurrent` (ConcurrentEngineTest), each instantiated over the registry
+// filtered by capability, so a new engine joins them by being registered.
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_registry.h"
+#include "tests/engine/engine_suites.h"
 
 namespace pmcached::engine {
 namespace {
@@ -71,6 +74,10 @@ class EngineTest : public ::testing::TestWithParam<std::string> {
   std::deque<std::string> keys_;  // stable addresses
   std::unique_ptr<IndexEngine> engine_;
 };
+
+// The same fixture, for the cases that need a capability (instantiated in that capability's group).
+class OrderedEngineTest : public EngineTest {};
+class ConcurrentEngineTest : public EngineTest {};
 
 TEST_P(EngineTest, NameAndStatsIdentifyTheEngine) {
   EXPECT_EQ(engine_->name(), GetParam());
@@ -139,7 +146,7 @@ TEST_P(EngineTest, LongAndBinaryKeys) {
   }
 }
 
-TEST_P(EngineTest, ScanIsOrderedStartsAtFromAndStops) {
+TEST_P(OrderedEngineTest, ScanIsOrderedStartsAtFromAndStops) {
   if (!engine_->capabilities().ordered) GTEST_SKIP() << "engine is not ordered";
   std::vector<std::uint64_t> numbers(1000);
   for (std::size_t i = 0; i < numbers.size(); ++i) numbers[i] = i * 3;  // multiples of 3
@@ -225,7 +232,7 @@ TEST_P(EngineTest, KeysDifferingOnlyNearAFixedPrefixLengthMatchAStdMapModel) {
   expect_matches(model);
 }
 
-TEST_P(EngineTest, ConcurrentUpsertsFromTwoThreads) {
+TEST_P(ConcurrentEngineTest, ConcurrentUpsertsFromTwoThreads) {
   if (!engine_->capabilities().concurrent) GTEST_SKIP() << "engine is not concurrent";
   constexpr unsigned long kPerThread = 5000;
   // Prepare refs up front (keys_ is not thread-safe); shared keys are written by both.
@@ -255,16 +262,9 @@ TEST_P(EngineTest, ConcurrentUpsertsFromTwoThreads) {
   }
 }
 
-std::vector<std::string> engine_names_for_tests() {
-  std::vector<std::string> names;
-  for (const EngineInfo& info : registered_engines()) names.push_back(info.name);
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_names_for_tests()),
-                         [](const ::testing::TestParamInfo<std::string>& param_info) {
-                           return param_info.param;
-                         });
+INSTANTIATE_ENGINE_SUITE(all, EngineTest);
+INSTANTIATE_ENGINE_SUITE(ordered, OrderedEngineTest);
+INSTANTIATE_ENGINE_SUITE(concurrent, ConcurrentEngineTest);
 
 TEST(EngineRegistry, FindsDramAndListsNames) {
   ASSERT_NE(find_engine("dram"), nullptr);
@@ -273,6 +273,18 @@ TEST(EngineRegistry, FindsDramAndListsNames) {
   EXPECT_EQ(find_engine("no-such-engine"), nullptr);
   EXPECT_NE(engine_names().find("dram"), std::string::npos);
   EXPECT_NE(find_engine(kDefaultEngine), nullptr);
+}
+
+// What `pmcached --list-engines` prints: a line per engine, in registry order.
+TEST(EngineRegistry, ListHasALinePerEngine) {
+  std::string expected;
+  for (const EngineInfo& info : registered_engines()) {
+    expected += info.name + (info.persistent ? " persistent " : " volatile ") + info.description;
+    expected += '\n';
+  }
+  EXPECT_EQ(engine_list(), expected);
+  EXPECT_EQ(engine_list().rfind("dram volatile ", 0), 0u);
+  EXPECT_NE(engine_list().find("\nwort persistent "), std::string::npos);
 }
 
 TEST(EngineRegistry, DramIsAVolatileOrderedConcurrentBaseline) {

@@ -1,4 +1,5 @@
-// The durability contract of the store on every persistent engine, proven with the crash
+// The durability contract of the store on every persistent engine (the `crash` engine suite,
+// engine_suites.h), proven with the crash
 // simulator: a workload of item commands is crashed at every persistence point (plainly and
 // adversarially), the pool is reopened from what had reached persistence, and then
 //   - every acknowledged command is there, with its exact value and flags;
@@ -18,6 +19,7 @@
 #include "engine/pm/crash_simulator.h"
 #include "engine/pm/fault_injection.h"
 #include "engine/pm/pm_region.h"
+#include "tests/engine/engine_suites.h"
 
 namespace pmcached::engine {
 namespace {
@@ -148,14 +150,6 @@ struct Instance {
   RecoveryReport recovery;
 };
 
-std::vector<std::string> persistent_engines() {
-  std::vector<std::string> names;
-  for (const EngineInfo& info : registered_engines()) {
-    if (info.persistent) names.push_back(info.name);
-  }
-  return names;
-}
-
 class StoreCrashTest : public ::testing::TestWithParam<std::string> {
  protected:
   // Runs the workload, crashing after persistence point `point`. Returns false once `point`
@@ -250,9 +244,7 @@ TEST_P(StoreCrashTest, PublishingBeforeTheRecordIsFencedIsCaught) {
   EXPECT_EQ(caught, relies_on_the_fence);
 }
 
-INSTANTIATE_TEST_SUITE_P(PersistentEngines, StoreCrashTest,
-                         ::testing::ValuesIn(persistent_engines()),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_ENGINE_SUITE(crash, StoreCrashTest);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StoreCrashTest);
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The store on a pool's heap: memory-full behaviour as memcached's (-M or eviction), measured
-// in the heap's real block sizes, for every persistent engine.
+// in the heap's real block sizes, for every persistent engine (the `persistent` engine suite,
+// engine_suites.h).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include "engine/open_store.h"
 #include "engine/pm/pm_region.h"
 #include "engine/pm/pool.h"
+#include "tests/engine/engine_suites.h"
 
 namespace pmcached::engine {
 namespace {
@@ -18,14 +20,6 @@ namespace {
 // Small enough to fill quickly, large enough that the index's own chunks (one per node size
 // class in use: up to four for the ART engines, 256 KiB each) are a small share of the heap.
 constexpr std::size_t kPoolSize = 16u << 20;
-
-std::vector<std::string> persistent_engines() {
-  std::vector<std::string> names;
-  for (const EngineInfo& info : registered_engines()) {
-    if (info.persistent) names.push_back(info.name);
-  }
-  return names;
-}
 
 class StorePmTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -161,8 +155,7 @@ TEST_P(StorePmTest, ConcurrentMixedSizeSetsOnAFullPoolAreAllStored) {
   EXPECT_EQ(stats.curr_items, store_->engine().size());
 }
 
-INSTANTIATE_TEST_SUITE_P(PersistentEngines, StorePmTest, ::testing::ValuesIn(persistent_engines()),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_ENGINE_SUITE(persistent, StorePmTest);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StorePmTest);
 
 }  // namespace

@@ -1,8 +1,7 @@
-// Crash tests shared by every persistent index engine (persistent_index_engines(): the radix trees
-// wort, woart, artcow and the B-trees once registered): workloads crashed at EVERY persistence
-// point (plain and adversarial) or, for the large one, at random points; see index_crash.h for
-// what is checked after each restart. A deliberately broken persist order
-// (engine/pm/fault_injection.h) must be caught.
+// The `crash` engine suite (tests/engine/engine_suites.h: every engine registered persistent):
+// workloads crashed at EVERY persistence point (plain and adversarial) or, for the large one, at
+// random points; see index_crash.h for what is checked after each restart. A deliberately broken
+// persist order (engine/pm/fault_injection.h) must be caught.
 #include <cstdint>
 #include <random>
 #include <string>
@@ -11,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/pm/fault_injection.h"
+#include "tests/engine/engine_suites.h"
 #include "tests/index/index_crash.h"
 #include "tests/index/recovery_crash.h"
 
@@ -89,9 +89,8 @@ TEST_P(IndexCrashTest, SimulatorCatchesABrokenPersistOrder) {
   EXPECT_GT(failures, 0) << "a commit before the node is persisted went unnoticed";
 }
 
-INSTANTIATE_TEST_SUITE_P(PersistentEngines, IndexCrashTest,
-                         ::testing::ValuesIn(persistent_index_engines()),
-                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+INSTANTIATE_ENGINE_SUITE(crash, IndexCrashTest);
+ENGINE_SUITES_CHECK(IndexCrashTest)
 
 }  // namespace
 }  // namespace pmcached::engine::testing

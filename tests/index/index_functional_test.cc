@@ -1,6 +1,6 @@
-// Functional tests shared by every persistent index engine (persistent_index_engines(): the radix
-// trees wort, woart, artcow and the B-trees once registered), against a std::map model, with the
-// engine's invariants checker (Harness::check, index_harness.h) run after each scenario.
+// The `persistent` engine suite (tests/engine/engine_suites.h: every engine registered persistent):
+// functional tests on a pool against a std::map model, with the engine's invariants checker
+// (Harness::check, index_harness.h) run after each scenario, and a reopen of the pool.
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_registry.h"
+#include "engine/pm/crash_simulator.h"
+#include "tests/engine/engine_suites.h"
 #include "tests/index/index_harness.h"
 
 namespace pmcached::engine::testing {
@@ -322,9 +324,34 @@ TEST_P(IndexTest, ConcurrentReadersAndWriters) {
   expect_matches_model();
 }
 
-INSTANTIATE_TEST_SUITE_P(PersistentEngines, IndexTest,
-                         ::testing::ValuesIn(persistent_index_engines()),
-                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+// Reopening the pool as a restart does (recover, then the allocator rebuilt from what the engine
+// reaches) finds every key with its item, and the tree and the accounting intact.
+TEST_P(IndexTest, ReopenKeepsEveryKey) {
+  pm::CrashSimulator sim(pm::kMinPoolSize);
+  Model model;
+  {
+    Harness first(GetParam(), pm::kMinPoolSize, &sim);
+    std::mt19937_64 rng(17);
+    for (int i = 0; i < 2000; ++i) {
+      const std::string key = (i % 2 == 0) ? numbered("user:", rng() % 1500) : be64(rng() % 1500);
+      if (rng() % 4 != 0) {
+        ASSERT_NE(first.put(key, model), UpsertStatus::kOutOfMemory) << i;
+      } else {
+        first.del(key, model);
+      }
+    }
+    ASSERT_EQ(first.contents(), model);
+  }
+  Harness reopened(GetParam(), sim.image());
+  EXPECT_EQ(reopened.restart_problems(), "");
+  EXPECT_EQ(reopened.engine().size(), model.size());
+  for (const auto& [key, ref] : model) ASSERT_EQ(reopened.engine().lookup(key), ref) << key;
+  EXPECT_EQ(reopened.contents(), model);
+  EXPECT_EQ(reopened.check(), "");
+}
+
+INSTANTIATE_ENGINE_SUITE(persistent, IndexTest);
+ENGINE_SUITES_CHECK(IndexTest)
 
 }  // namespace
 }  // namespace pmcached::engine::testing

@@ -12,14 +12,6 @@
 
 namespace pmcached::engine::testing {
 
-std::vector<std::string> persistent_index_engines() {
-  std::vector<std::string> out;
-  for (const EngineInfo& info : registered_engines()) {
-    if (info.persistent) out.push_back(info.name);
-  }
-  return out;
-}
-
 std::vector<std::string> registered_of(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const std::string& name : names) {

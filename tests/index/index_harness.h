@@ -29,8 +29,6 @@ namespace pmcached::engine::testing {
 
 using Model = std::map<std::string, ItemRef>;
 
-// Every registered engine with persistent == true, in registry order.
-[[nodiscard]] std::vector<std::string> persistent_index_engines();
 // Of `names`, those that are registered.
 [[nodiscard]] std::vector<std::string> registered_of(const std::vector<std::string>& names);
 

@@ -16,9 +16,14 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
+
+# The one parser of `pmcached --list-engines` (the registry is the one list of engines).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+import pmcached_engines  # noqa: E402
 
 HOST = "127.0.0.1"
 DEFAULT_REFERENCE = "/usr/bin/memcached -U 0"
@@ -342,6 +347,22 @@ def server_command(request):
         pytest.fail("no server under test: set PMCACHED_SERVER or pass --server "
                     "(e.g. PMCACHED_SERVER='/usr/bin/memcached -U 0')")
     return command
+
+
+@pytest.fixture(scope="session")
+def pmcached_binary(server_command):
+    """The pmcached executable of the server under test; skips the test for another server."""
+    executable = shlex.split(server_command)[0]
+    if not os.path.basename(executable).startswith("pmcached"):
+        pytest.skip(f"needs pmcached, not {executable}")
+    return executable
+
+
+@pytest.fixture(scope="session")
+def registered_engines(pmcached_binary):
+    """The engines the pmcached under test registers, in registry order (`--list-engines`):
+    pmcached_engines.Engine(name, persistent, description)."""
+    return pmcached_engines.registered_engines(pmcached_binary)
 
 
 @pytest.fixture(scope="session")
