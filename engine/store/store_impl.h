@@ -10,7 +10,7 @@
 // engine never calls back into the store; the eviction walk copies a key under a list mutex and
 // releases it before taking the key's stripe. Operations that need memory while holding a
 // stripe take it with try_reserve(); if that fails they release the stripe, call make_room()
-// and start over.
+// and start over (retry_with_room()).
 #pragma once
 
 #include <atomic>
@@ -29,6 +29,7 @@
 #include "engine/pm/persistence.h"
 #include "engine/store/recency_lists.h"
 #include "engine/store/store.h"
+#include "engine/store/store_plan.h"
 
 namespace pmcached::engine {
 
@@ -127,6 +128,75 @@ struct Store::Impl {
     Impl& impl;
     std::size_t bytes = 0;
   };
+
+  // The retry-with-room loop of every operation that may need memory: runs `attempt(room,
+  // may_grow)` with `stripe` locked until it returns 0. Any other return is the bytes it could
+  // not reserve: the stripe is released, make_room() reserves them into `room`, and the attempt
+  // runs again. After kRoomAttempts, or once make_room() fails, may_grow is false and the
+  // attempt must finish.
+  template <typename Attempt>
+  void retry_with_room(Stripe& stripe, Attempt&& attempt) noexcept {
+    Room room(*this);
+    bool may_grow = true;
+    for (int round = 1;; ++round) {
+      std::size_t need = 0;
+      {
+        std::lock_guard lock(stripe.mutex);
+        need = attempt(room, may_grow);
+      }
+      if (need == 0) return;
+      if (round >= kRoomAttempts || !make_room(need, room)) may_grow = false;
+    }
+  }
+
+  // --- building records; `stripe` is the key's stripe and its mutex is held ---
+
+  enum class PutStatus : std::uint8_t {
+    kPublished,
+    kNoRoom,     // the memory limit: nothing was allocated; `need` more bytes would do
+    kNoBlock,    // the heap had no block for the record
+    kIndexFull,  // the index had no room for it (publish() failed)
+  };
+  struct PutResult {
+    PutStatus status = PutStatus::kNoRoom;
+    ItemHeader* record = nullptr;  // the published record
+    std::size_t need = 0;          // kNoRoom: the reservation that failed
+  };
+  // Reserve -> allocate -> stamp -> publish: the one way a new record for a key is made. Reserves
+  // what the record adds over `old` (from `room` first), allocates it unless `built` already
+  // holds its key and value, stamps its header from `spec` and publishes it in place of `old`
+  // (see publish() for `old_known`). `built` stays the caller's on kNoRoom only.
+  PutResult put_record(const RecordSpec& spec, ItemHeader* old, Stripe& stripe, Room& room,
+                       ItemHeader* built = nullptr, bool old_known = true) noexcept;
+  // A record holding `spec`'s key and value, header otherwise zero; nullptr if the heap is full.
+  ItemHeader* allocate_record(const RecordSpec& spec) noexcept;
+  // The same with no stripe held: when the size class is full although the memory limit is not
+  // reached, evicts from the class or evacuates chunks (make_block()) and tries again.
+  ItemHeader* allocate_record_evicting(const RecordSpec& spec) noexcept;
+
+  // --- parts of the operations ---
+
+  // A storage command refused with `status` (too large, out of memory).
+  StoreOutcome refused(const StoreRequest& request, StoreStatus status) noexcept;
+  // A plain set published without looking the key up (see store.cc). False, with `fresh` still
+  // the caller's, when its record does not fit under the memory limit.
+  bool store_blind(const StoreRequest& request, ItemHeader*& fresh, StoreOutcome& out) noexcept;
+  // One attempt of a storage command under the stripe lock; returns retry_with_room()'s need.
+  // `fresh` is the record built before locking (nullptr for append/prepend).
+  std::size_t store_locked(const StoreRequest& request, Stripe& stripe, Room& room, bool may_grow,
+                           ItemHeader*& fresh, StoreOutcome& out) noexcept;
+  // Builds and publishes a planned record in place of `old`; returns the need, as above.
+  std::size_t store_planned(const RecordSpec& spec, ItemHeader* old, Stripe& stripe, Room& room,
+                            bool may_grow, ItemHeader*& fresh, StoreOutcome& out) noexcept;
+  // The answer to a get that found `item` (nullptr: a miss): counters, touch, win, visit.
+  void answer_get(const GetRequest& request, ItemHeader* item, Stripe& stripe, std::int64_t now,
+                  const ItemVisitor& visit, GetOutcome& out) noexcept;
+  // incr/decr on a miss (ma N creates the item) and on a live item; return the need, as above.
+  std::size_t create_counter(const ArithmeticRequest& request, Stripe& stripe, Room& room,
+                             bool may_grow, std::int64_t now, ArithmeticOutcome& out) noexcept;
+  std::size_t update_counter(const ArithmeticRequest& request, ItemHeader* old, Stripe& stripe,
+                             Room& room, bool may_grow, std::int64_t now,
+                             ArithmeticOutcome& out) noexcept;
   // Reclaims dead items and, if allowed, evicts live ones, least recently used first (the
   // oldest tail of all size classes), until `bytes` more fit, and adds them to `room`. Must be
   // called with no stripe mutex held. False if no room could be made.

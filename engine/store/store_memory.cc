@@ -1,6 +1,8 @@
 // Store::Impl: record lifetime, memory accounting, eviction by recency and statistics.
 #include <algorithm>
 #include <cassert>
+#include <cstring>
+#include <initializer_list>
 #include <new>
 #include <vector>
 
@@ -132,6 +134,53 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
   }
   heap.free(previous);
   return true;
+}
+
+Store::Impl::PutResult Store::Impl::put_record(const RecordSpec& spec, ItemHeader* old,
+                                               Stripe& stripe, Room& room, ItemHeader* built,
+                                               bool old_known) noexcept {
+  const std::size_t size = footprint(item_record_size(spec.key.size(), spec.value_size()));
+  const std::size_t reserve = growth(size, old == nullptr ? 0 : footprint(*old));
+  if (!room.reserve(reserve)) return {PutStatus::kNoRoom, nullptr, reserve};
+  ItemHeader* record = built != nullptr ? built : allocate_record(spec);
+  if (record == nullptr) {
+    release(reserve);
+    return {PutStatus::kNoBlock};
+  }
+  record->client_flags = spec.client_flags;
+  record->exptime = spec.exptime;
+  record->bits = spec.bits;
+  // Taken last but for the times: a new cas may persist a new high-water mark.
+  record->cas = cas_for(spec.cas);
+  record->last_update = spec.last_update;
+  record->last_access = spec.last_access;
+  if (!publish(record, old, reserve, stripe, old_known)) return {PutStatus::kIndexFull};
+  return {PutStatus::kPublished, record};
+}
+
+ItemHeader* Store::Impl::allocate_record(const RecordSpec& spec) noexcept {
+  ItemHeader* record = heap.allocate_item(spec.key, spec.value_size());
+  if (record == nullptr) return nullptr;
+  char* value = record->value_data();
+  for (const std::string_view piece : {spec.first, spec.second}) {
+    if (!piece.empty()) std::memcpy(value, piece.data(), piece.size());
+    value += piece.size();
+  }
+  std::memset(value, ' ', spec.pad);
+  return record;
+}
+
+ItemHeader* Store::Impl::allocate_record_evicting(const RecordSpec& spec) noexcept {
+  ItemHeader* record = allocate_record(spec);
+  const std::size_t size = item_record_size(spec.key.size(), spec.value_size());
+  // As memcached does: the class's least recently used records first, then (also for a class
+  // without records) the oldest chunks.
+  for (int round = 0; record == nullptr && options.evict_when_full &&
+                      round < kClassEvictions + kEvacuations && make_block(size, round);
+       ++round) {
+    record = allocate_record(spec);
+  }
+  return record;
 }
 
 bool Store::Impl::try_reserve(std::size_t n) noexcept {

@@ -41,6 +41,12 @@ bool parse_counter(std::string_view value, std::uint64_t& out) noexcept {
   return true;
 }
 
+// The decimal digits of `value`, written to `digits`.
+std::string_view format_counter(char (&digits)[24], std::uint64_t value) noexcept {
+  const char* end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  return {digits, static_cast<std::size_t>(end - digits)};
+}
+
 }  // namespace
 
 StoreStatus Store::Impl::remove(const DeleteRequest& request) noexcept {
@@ -58,28 +64,34 @@ StoreStatus Store::Impl::remove(const DeleteRequest& request) noexcept {
     stripe.add(Counter::kDeleteMisses);
     return StoreStatus::kExists;
   }
+  Room room(*this);
   if (request.drop_value) {
-    // md x: replace by an empty item (a tombstone) that keeps the cas unless E gives one.
-    // The record is smaller, so no memory has to be reserved.
-    ItemHeader* empty = heap.allocate_item(key, 0);
-    if (empty == nullptr) return StoreStatus::kOutOfMemory;
-    empty->exptime = request.exptime ? to_absolute_exptime(*request.exptime, now) : 0;
-    empty->cas = request.new_cas.value_or(item->cas);
-    empty->last_update = empty->last_access = now;
-    if (!publish(empty, item, 0, stripe)) return StoreStatus::kOutOfMemory;
-    item = empty;
+    // md x: replace by an empty item (a tombstone) that keeps the cas unless E gives one. It is
+    // smaller, so nothing is reserved.
+    RecordSpec empty;
+    empty.key = key;
+    empty.exptime = request.exptime ? to_absolute_exptime(*request.exptime, now) : 0;
+    empty.cas = request.new_cas.value_or(item->cas);
+    empty.last_update = empty.last_access = now;
+    const PutResult put = put_record(empty, item, stripe, room);
+    if (put.status != PutStatus::kPublished) return StoreStatus::kOutOfMemory;
+    item = put.record;
   }
   if (request.invalidate) {
     // md I: keep the item, mark it stale, new cas; the next reader may win again. Three fields
     // change, so a copy is published (failure-atomic) rather than editing in place.
-    ItemHeader* stale = heap.allocate_item(key, item->value_size);
-    if (stale == nullptr) return StoreStatus::kOutOfMemory;
-    std::memcpy(stale, item, item->record_size());
-    if (request.exptime) stale->exptime = to_absolute_exptime(*request.exptime, now);
-    stale->bits |= ItemHeader::kStale;
-    stale->bits &= static_cast<std::uint8_t>(~ItemHeader::kTokenSent);
-    stale->cas = cas_for(request.new_cas);
-    if (!publish(stale, item, 0, stripe)) return StoreStatus::kOutOfMemory;
+    RecordSpec stale;
+    stale.key = key;
+    stale.first = item->value();
+    stale.client_flags = item->client_flags;
+    stale.exptime = request.exptime ? to_absolute_exptime(*request.exptime, now) : item->exptime;
+    stale.bits =
+        static_cast<std::uint8_t>((item->bits | ItemHeader::kStale) & ~ItemHeader::kTokenSent);
+    stale.cas = request.new_cas;
+    stale.last_update = item->last_update;
+    stale.last_access = item->last_access;
+    const PutResult put = put_record(stale, item, stripe, room);
+    if (put.status != PutStatus::kPublished) return StoreStatus::kOutOfMemory;
     return StoreStatus::kDeleted;
   }
   stripe.add(Counter::kDeleteHits);
@@ -91,127 +103,96 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
   ArithmeticOutcome out;
   const std::string_view key = request.key;
   if (key.empty() || key.size() > kMaxKeyLength) return out;
-  const bool incr = request.mode == ArithmeticMode::kIncr;
   Stripe& stripe = stripes.for_key(key);
-  bool may_grow = true;
-  Room room(*this);
+  retry_with_room(stripe, [&](Room& room, bool may_grow) {
+    const std::int64_t now = clock.now();
+    ItemHeader* old = find_live(key, stripe, now);
+    return old == nullptr ? create_counter(request, stripe, room, may_grow, now, out)
+                          : update_counter(request, old, stripe, room, may_grow, now, out);
+  });
+  return out;
+}
 
-  for (int attempt = 1;; ++attempt) {
-    std::size_t need = 0;
-    {
-      std::lock_guard lock(stripe.mutex);
-      const std::int64_t now = clock.now();
-      ItemHeader* old = find_live(key, stripe, now);
-      char digits[24];
-      if (old == nullptr) {
-        if (!request.vivify_ttl) {
-          stripe.add(incr ? Counter::kIncrMisses : Counter::kDecrMisses);
-          out.status = StoreStatus::kNotFound;
-          return out;
-        }
-        // ma N: create the item with the initial value J (flags 0, ttl from N).
-        const auto len = static_cast<std::size_t>(
-            std::to_chars(digits, digits + sizeof digits, request.initial).ptr - digits);
-        const std::size_t size = footprint(item_record_size(key.size(), len));
-        if (!room.reserve(size)) {
-          if (may_grow) {
-            need = size;
-          } else {
-            out.status = StoreStatus::kOutOfMemory;  // memcached: SERVER_ERROR out of memory
-            return out;
-          }
-        } else {
-          ItemHeader* item = heap.allocate_item(key, len);
-          if (item == nullptr) {
-            release(size);
-            out.status = StoreStatus::kOutOfMemory;
-            return out;
-          }
-          std::memcpy(item->value_data(), digits, len);
-          item->exptime = to_absolute_exptime(*request.vivify_ttl, now);
-          item->cas = cas_for(request.new_cas);
-          item->last_update = item->last_access = now;
-          if (!publish(item, nullptr, size, stripe)) {
-            out.status = StoreStatus::kOutOfMemory;
-            return out;
-          }
-          out = {StoreStatus::kStored, request.initial, item->cas, item->exptime, 0, true};
-          return out;
-        }
-      } else {
-        // memcached refuses an empty or chunked value as non-numeric before it compares the
-        // cas (do_add_delta), and parses the digits only after.
-        if (old->value_size == 0 ||
-            memcached_item_size(key.size(), old->value_size, old->client_flags) >
-                kMemcachedChunkMax) {
-          out.status = StoreStatus::kNonNumeric;
-          return out;
-        }
-        if (request.compare_cas != 0 && request.compare_cas != old->cas) {
-          out.status = StoreStatus::kExists;
-          return out;
-        }
-        std::uint64_t value = 0;
-        if (!parse_counter(old->value(), value)) {
-          out.status = StoreStatus::kNonNumeric;
-          return out;
-        }
-        if (incr) {
-          value += request.delta;  // wraps modulo 2^64
-        } else {
-          value = request.delta > value ? 0 : value - request.delta;
-        }
-        const auto len = static_cast<std::size_t>(
-            std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
-        // memcached rewrites a number that got no longer in place, padded with spaces to the
-        // old length; a longer one gets a new item of exactly its digits.
-        const bool same_length = len <= old->value_size;
-        const std::size_t value_size = same_length ? old->value_size : len;
-        const std::size_t reserve =
-            growth(footprint(item_record_size(key.size(), value_size)), footprint(*old));
-        if (!room.reserve(reserve)) {
-          if (may_grow) {
-            need = reserve;
-          } else {
-            out.status = StoreStatus::kOutOfMemory;
-            return out;
-          }
-        } else {
-          ItemHeader* item = heap.allocate_item(key, value_size);
-          if (item == nullptr) {
-            release(reserve);
-            out.status = StoreStatus::kOutOfMemory;
-            return out;
-          }
-          std::memcpy(item->value_data(), digits, len);
-          std::memset(item->value_data() + len, ' ', value_size - len);
-          item->client_flags = old->client_flags;
-          // memcached 1.6.18 applies ma's T to the item it updated in place; a number that
-          // grows gets a new item with the old exptime, and T reaches only the reply.
-          item->exptime = request.touch_exptime && same_length
-                              ? to_absolute_exptime(*request.touch_exptime, now)
-                              : old->exptime;
-          if (same_length) {
-            item->bits = old->bits;  // in place in memcached: the item keeps its state
-            item->last_access = old->last_access;
-          } else {
-            item->last_access = now;
-          }
-          item->cas = cas_for(request.new_cas);
-          item->last_update = now;
-          const std::int64_t exptime_before = old->exptime;  // `old` is freed by publish()
-          if (!publish(item, old, reserve, stripe)) {
-            out.status = StoreStatus::kOutOfMemory;
-            return out;
-          }
-          stripe.add(incr ? Counter::kIncrHits : Counter::kDecrHits);
-          out = {StoreStatus::kStored, value, item->cas, item->exptime, exptime_before, false};
-          return out;
-        }
-      }
-    }
-    if (attempt >= kRoomAttempts || !make_room(need, room)) may_grow = false;
+std::size_t Store::Impl::create_counter(const ArithmeticRequest& request, Stripe& stripe,
+                                        Room& room, bool may_grow, std::int64_t now,
+                                        ArithmeticOutcome& out) noexcept {
+  if (!request.vivify_ttl) {
+    const bool incr = request.mode == ArithmeticMode::kIncr;
+    stripe.add(incr ? Counter::kIncrMisses : Counter::kDecrMisses);
+    out.status = StoreStatus::kNotFound;
+    return 0;
   }
+  // ma N: create the item with the initial value J (flags 0, ttl from N).
+  char digits[24];
+  RecordSpec spec;
+  spec.key = request.key;
+  spec.first = format_counter(digits, request.initial);
+  spec.exptime = to_absolute_exptime(*request.vivify_ttl, now);
+  spec.cas = request.new_cas;
+  spec.last_update = spec.last_access = now;
+  const PutResult put = put_record(spec, nullptr, stripe, room);
+  if (put.status == PutStatus::kNoRoom && may_grow) return put.need;
+  if (put.status != PutStatus::kPublished) {
+    out.status = StoreStatus::kOutOfMemory;  // memcached: SERVER_ERROR out of memory
+    return 0;
+  }
+  out = {StoreStatus::kStored, request.initial, put.record->cas, put.record->exptime, 0, true};
+  return 0;
+}
+
+std::size_t Store::Impl::update_counter(const ArithmeticRequest& request, ItemHeader* old,
+                                        Stripe& stripe, Room& room, bool may_grow, std::int64_t now,
+                                        ArithmeticOutcome& out) noexcept {
+  // memcached refuses an empty or chunked value as non-numeric before it compares the cas
+  // (do_add_delta), and parses the digits only after.
+  if (old->value_size == 0 || memcached_item_size(request.key.size(), old->value_size,
+                                                  old->client_flags) > kMemcachedChunkMax) {
+    out.status = StoreStatus::kNonNumeric;
+    return 0;
+  }
+  if (request.compare_cas != 0 && request.compare_cas != old->cas) {
+    out.status = StoreStatus::kExists;
+    return 0;
+  }
+  std::uint64_t value = 0;
+  if (!parse_counter(old->value(), value)) {
+    out.status = StoreStatus::kNonNumeric;
+    return 0;
+  }
+  const bool incr = request.mode == ArithmeticMode::kIncr;
+  if (incr) {
+    value += request.delta;  // wraps modulo 2^64
+  } else {
+    value = request.delta > value ? 0 : value - request.delta;
+  }
+  char digits[24];
+  RecordSpec spec;
+  spec.key = request.key;
+  spec.first = format_counter(digits, value);
+  // memcached rewrites a number that got no longer in place, padded with spaces to the old
+  // length, and the item keeps its state; a longer one gets a new item of exactly its digits.
+  const bool same_length = spec.first.size() <= old->value_size;
+  spec.pad = same_length ? old->value_size - spec.first.size() : 0;
+  spec.client_flags = old->client_flags;
+  // memcached 1.6.18 applies ma's T to the item it updated in place; a number that grows gets
+  // a new item with the old exptime, and T reaches only the reply.
+  spec.exptime = request.touch_exptime && same_length
+                     ? to_absolute_exptime(*request.touch_exptime, now)
+                     : old->exptime;
+  spec.bits = same_length ? old->bits : 0;
+  spec.cas = request.new_cas;
+  spec.last_update = now;
+  spec.last_access = same_length ? old->last_access : now;
+  const std::int64_t exptime_before = old->exptime;  // `old` is freed by publishing
+  const PutResult put = put_record(spec, old, stripe, room);
+  if (put.status == PutStatus::kNoRoom && may_grow) return put.need;
+  if (put.status != PutStatus::kPublished) {
+    out.status = StoreStatus::kOutOfMemory;
+    return 0;
+  }
+  stripe.add(incr ? Counter::kIncrHits : Counter::kDecrHits);
+  out = {StoreStatus::kStored, value, put.record->cas, put.record->exptime, exptime_before, false};
+  return 0;
 }
 
 StoreStatus Store::Impl::touch(std::string_view key, std::int64_t exptime) noexcept {
