@@ -24,6 +24,8 @@
 // delete would go below the minimum; the gap avoids flapping at one boundary):
 //   N4 1..4 (the root: 0..4)   N16 4..16   N48 13..48   N256 38..256
 //
+// Layout history: docs/LAYOUTS.md.
+//
 // Thread safety: plain data; the engine's lock orders all access.
 #pragma once
 

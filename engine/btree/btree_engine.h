@@ -36,7 +36,8 @@
 
 namespace pmcached::engine::btree {
 
-// One cache line, created with the first key; the pool's root field names it.
+// One cache line, created with the first key; the pool's root field names it. Its magic names
+// the engine's node layout version (layout history: docs/LAYOUTS.md).
 struct Meta {
   std::uint64_t magic;   // the engine's layout tag, checked at open
   std::uint64_t root;    // fptree, nvtree: the first leaf of the chain; wbtree: the root node

@@ -8,6 +8,8 @@
 // 48 slots fill the first line exactly with the bitmap, the chain pointer and the fingerprints,
 // so a lookup reads one line to know which (usually one) entry to compare, and an insert
 // flushes the entry's line and line 0 twice (fingerprint, then the bitmap that commits it).
+// The meta block's magic "FPTREE01" (fptree_engine.h) names this layout version; the layout
+// history is in docs/LAYOUTS.md.
 //
 // Thread safety: plain functions over a leaf the caller's lock protects.
 #pragma once

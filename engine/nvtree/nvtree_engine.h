@@ -20,7 +20,8 @@
 
 namespace pmcached::engine::nvtree {
 
-// "NVTREE02" as a little-endian u64 (leaf layout v2: tagged entries; a v1 pool is refused).
+// "NVTREE02" as a little-endian u64: leaf layout version 2 (nvtree_leaf.h). A pool of another
+// layout version has another magic and is refused at open (docs/LAYOUTS.md).
 inline constexpr std::uint64_t kMetaMagic = 0x323045455254564eull;
 
 class NvTreeEngine final : public btree::BTreeEngine {

@@ -12,8 +12,7 @@
 // Entries (keys live out of line, in the items):
 //   positive  btree::tagged(ref, key_tag(key)): an item reference (nonzero, below 2^48) and the
 //             15-bit tag of its key (engine/btree/key_tag.h); the key of that item maps to it.
-//             A search reads an item's key only where the tag matches (layout v2; v1 entries had
-//             no tag, and a search read the key of every live entry of the leaf).
+//             A search reads an item's key only where the tag matches.
 //   negative  kDead | i: entry i of this leaf (an earlier, positive entry) is dead. The dead
 //             entry is named by position, not by key, because its item may already be freed and
 //             its block reused: a dead entry's key is never read.
@@ -23,6 +22,8 @@
 // An entry is live when it is positive and no negative entry names it. Invariants: count <= 58;
 // a negative entry names an earlier positive entry (or is itself killed in place), never one
 // already named; a key is live at most once in a leaf; a reachable leaf has a live entry.
+//
+// Layout history (version 1, refused by its meta magic): docs/LAYOUTS.md.
 //
 // Thread safety: plain data and pure functions; the engine's lock orders all access.
 #pragma once

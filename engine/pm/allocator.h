@@ -15,7 +15,8 @@
 // has a header (block size = count * kChunkSize - kChunkHeaderSize); the following chunks
 // have none (their bytes are block data; rebuild skips them). Freeing a large block (or
 // dropping it in finish_rebuild) zeroes and persists the header areas of its chunks, the
-// first one last, so block data is never read as a header.
+// first one last, so block data is never read as a header. This layout is part of the pool's
+// layout version (pool.h); its history is in docs/LAYOUTS.md.
 //
 // Volatile side data: every block has BlockLinks in DRAM (zeroed when its chunk gets a size class,
 // never persisted) for the owner to keep its blocks in lists, e.g. the store's recency order.

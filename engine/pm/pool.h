@@ -15,6 +15,7 @@
 //
 // Opening a pool made by another engine or layout version, or a truncated or corrupt one,
 // throws PoolError with a one-line message naming both sides, and changes nothing.
+// Layout history (of the superblock and of the heap's chunk headers): docs/LAYOUTS.md.
 //
 // Thread safety: set_*() may be called from any thread; each is one atomic persist.
 #pragma once

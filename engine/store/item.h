@@ -12,7 +12,8 @@
 //   offset 32  i64 last_update  Unix seconds of the store that built the record
 //   offset 40  i64 last_access  Unix seconds of the last bumping access
 //   offset 48  key bytes, then value bytes (no terminator)
-// The ItemRef handed to index engines is given by the ItemHeap (item_heap.h).
+// The ItemRef handed to index engines is given by the ItemHeap (item_heap.h). Layout history:
+// docs/LAYOUTS.md.
 //
 // Thread safety: a record is immutable once published, except its access metadata (bits,
 // last_access, and exptime on touch), which is changed only while holding the stripe lock of its

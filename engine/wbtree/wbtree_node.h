@@ -10,11 +10,11 @@
 // The slot array is valid when bit 0 is set AND order[0..count) lists exactly the entries whose
 // bits are set (slot_array_lists_bitmap below); a valid slot array is sorted by key. Otherwise (a
 // change in flight at a crash) the bitmap alone says which entries exist and recovery rebuilds
-// order[] from it. A delete clears bit 0 first. An insert does not (layout version 3; version 2
-// cleared it with a fence of its own): its new slot array lists the new entry, whose bit is still
-// clear, so however much of it a crash lets reach PM before the commit, it cannot list exactly
-// the old bitmap's entries unless it still is the old, sorted one (wbtree_entry.cc; every mix of
-// old and new 8-byte words is checked by tests/wbtree/wbtree_slot_array_test.cc).
+// order[] from it. A delete clears bit 0 first. An insert does not: its new slot array lists the
+// new entry, whose bit is still clear, so however much of it a crash lets reach PM before the
+// commit, it cannot list exactly the old bitmap's entries unless it still is the old, sorted one
+// (wbtree_entry.cc; every mix of old and new 8-byte words is checked by
+// tests/wbtree/wbtree_slot_array_test.cc).
 //
 // Leaf (480 bytes, an allocator size class): header + 52 x u64 entry = tag | ref
 // (btree::tagged(ref, btree::key_tag(key)), engine/btree/key_tag.h): bits [0, 48) the item
@@ -25,27 +25,29 @@
 // over order[]. Only an insert of a new key still binary-searches (for its position in order[]).
 // The tag is written in the same 8-byte store as the reference, so it costs no flush or fence and
 // always describes the reference beside it (tests/wbtree/wbtree_inspect.cc checks it; recovery does
-// not, see wbtree_recover.cc). Layout versions 1 (bare references), 2 (the insert cleared bit 0)
-// and 3 (no key heads) are refused by their meta magics. Inner (1200 bytes, an allocator size
-// class): header + 54 x {u64 key_block, u64 child} (928 bytes) + the key heads (272 bytes,
-// below). A key block is an index block {u8 len; len key bytes} owned by exactly one inner entry.
-// The first entry in key order of an inner node has no key (minus infinity): its key_block is 0
-// (the engine keeps it so; recovery restores it). An entry of inner node X with key k covers the
-// keys in [k, next entry's key) within X's own range.
+// not, see wbtree_recover.cc).
 //
-// Key heads (layout version 4; engine/btree/key_heads.h): a prefix shared by the node's keyed
-// entries (at most 55 bytes) and per entry the 4 bytes of its key after it, so that the binary
-// search of a descent compares integers in the node and reads a key block only on a tie — before,
-// each of its ~6 probes per level read a key block, allocated apart from the node. They are
-// derived data: the engine keeps them in step with the node's keys in working memory but never
-// flushes them, and recovery recomputes them for every inner node (wbtree_recover.cc), so no crash
-// state of theirs matters. Version 3 inner nodes were 928 bytes in the 960-byte class.
+// Inner (1200 bytes, an allocator size class): header + 54 x {u64 key_block, u64 child} (928
+// bytes) + the key heads (272 bytes, below). A key block is an index block {u8 len; len key
+// bytes} owned by exactly one inner entry. The first entry in key order of an inner node has no
+// key (minus infinity): its key_block is 0 (the engine keeps it so; recovery restores it). An
+// entry of inner node X with key k covers the keys in [k, next entry's key) within X's own range.
+//
+// Key heads (engine/btree/key_heads.h): a prefix shared by the node's keyed entries (at most 55
+// bytes) and per entry the 4 bytes of its key after it, so that the binary search of a descent
+// compares integers in the node and reads a key block only on a tie (without them, each of its ~6
+// probes per level would read a key block, allocated apart from the node). They are derived data:
+// the engine keeps them in step with the node's keys in working memory but never flushes them,
+// and recovery recomputes them for every inner node (wbtree_recover.cc), so no crash state of
+// theirs matters.
 //
 // Fan-out: inner 54 — the most the one-line header can order (64 - 8 bitmap - 1 count - 1 kind =
 // 54 order bytes; the bitmap needs 1 + 54 bits); 16-byte entries and 4-byte heads with a 56-byte
 // prefix fill the 1200-byte class exactly. Leaf 52 — the largest leaf in the 480-byte class
 // (64 + 52 * 8 = 480); 54 entries would need 496 bytes, i.e. the 608-byte class with 112 bytes
 // unused.
+//
+// Layout history (versions 1-3, and why their pools are refused): docs/LAYOUTS.md.
 //
 // Thread safety: plain data; the engine's lock orders all access.
 #pragma once
@@ -66,8 +68,7 @@ inline constexpr std::uint64_t kValidBit = 1;  // bitmap bit 0: see slot_array_v
 
 // The meta block's magic: the 8 bytes "WBTREE04" (04 = kNodeLayoutVersion) read as a
 // little-endian u64. A pool of another layout version has another magic and is refused at open
-// (a version-2 binary would trust bit 0 of a node that a crashed version-3 insert left behind; a
-// version-3 pool's inner nodes have no room for key heads).
+// (why each older version cannot be read: docs/LAYOUTS.md).
 inline constexpr std::uint64_t kMetaMagic = [] {
   constexpr char kText[] = "WBTREE04";
   std::uint64_t v = 0;

@@ -8,6 +8,7 @@
 //   +136  u64 end_slot      the leaf whose key ends exactly at nibble depth + prefix_len
 // References are as in radix_key.h. Keys are read as nibbles (radix::Chunks<4>). No operation
 // ever changes a node's branch (depth + prefix_len).
+// Layout history: docs/LAYOUTS.md.
 //
 // Thread safety: plain data; the engine's lock orders all access.
 #pragma once

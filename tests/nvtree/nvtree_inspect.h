@@ -1,7 +1,7 @@
 // The NV-Tree invariants checker (the nvtree engine's inspector, tests/index/tree_report.h): reads
 // the meta block and the leaf chain straight from the pool — its own decoding of the layout of
 // engine/nvtree/nvtree_leaf.h, never the engine's code — and checks:
-//   the meta block is in bounds and tagged "NVTREE01"; every leaf is in bounds, reached once;
+//   the meta block is in bounds and tagged "NVTREE02"; every leaf is in bounds, reached once;
 //   count <= 58; no entry is 0; a negative entry names an earlier positive entry (or itself: an
 //   entry killed in place), and no entry is killed twice; no key is live twice in a leaf; no leaf
 //   is without a live entry; the chain is ordered by key range (every live key of a leaf is below

@@ -8,7 +8,7 @@
 // first entry keyless (key block 0) and every other entry with an in-bounds key block; separators
 // bound their subtrees (a child holds keys in [its key, the next key) within its parent's range);
 // all leaves at one depth; no empty node but a root leaf, no one-child inner root; no block reached
-// twice; leaf entries btree::tagged(ref, key_tag(key)) (layout v2): the reference in the region,
+// twice; leaf entries btree::tagged(ref, key_tag(key)): the reference in the region,
 // nothing past the tag, the tag that of the referenced item's key; with KeyHeads::kCheck (a
 // running or recovered tree, not a raw crash image: heads are never flushed, wbtree_node.h),
 // every inner node's key prefix shared by its keyed entries and their heads matching their keys.

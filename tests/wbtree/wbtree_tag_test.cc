@@ -1,8 +1,9 @@
-// wbtree key tags (layout v2, engine/wbtree/wbtree_node.h): an exact-match search reads a key only
-// where an entry's tag matches — about one key per hit, almost none per miss, also for replace
-// and erase; keys whose tags collide are still told apart by their keys; the inspector flags a
-// leaf entry with a wrong tag; recovery refuses a pool whose leaf entry has bits past the tag or
-// a reference outside the heap, or whose meta block is of layout version 1.
+// wbtree key tags (engine/wbtree/wbtree_node.h; tagged since layout version 2, docs/LAYOUTS.md):
+// an exact-match search reads a key only where an entry's tag matches — about one key per hit,
+// almost none per miss, also for replace and erase; keys whose tags collide are still told apart
+// by their keys; the inspector flags a leaf entry with a wrong tag; recovery refuses a pool whose
+// leaf entry has bits past the tag or a reference outside the heap, or whose meta block is of an
+// older layout version (1 to 3).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
