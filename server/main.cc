@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "config/options.h"
-#include "engine/engine_registry.h"
+#include "engine/open_store.h"
 #include "engine/store/clock.h"
 #include "server/descriptor_limit.h"
 #include "server/server.h"
