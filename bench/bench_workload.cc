@@ -9,12 +9,9 @@ namespace pmcached::bench {
 
 std::string_view distribution_name(Distribution d) noexcept {
   switch (d) {
-    case Distribution::kDense:
-      return "Dense";
-    case Distribution::kSparse:
-      return "Sparse";
-    case Distribution::kClustered:
-      return "Clustered";
+    case Distribution::kDense: return "Dense";
+    case Distribution::kSparse: return "Sparse";
+    case Distribution::kClustered: return "Clustered";
   }
   return "?";
 }

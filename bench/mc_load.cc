@@ -81,8 +81,8 @@ void drive(const Config& c, bool get, std::atomic<std::size_t>& issued, unsigned
     std::snprintf(key, sizeof key, "mykey_rand%012zu",
                   static_cast<std::size_t>(rng() % c.keyspace));
     std::string request = get ? "get " + std::string(key) + "\r\n"
-                              : "set " + std::string(key) + " 0 0 " +
-                                    std::to_string(c.value_size) + "\r\n" + value + "\r\n";
+                              : "set " + std::string(key) + " 0 0 " + std::to_string(c.value_size) +
+                                    "\r\n" + value + "\r\n";
     conn.sent = Clock::now();
     if (send(conn.fd, request.data(), request.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(request.size())) {
@@ -182,10 +182,10 @@ int main(int argc, char** argv) {
     const std::uint32_t p50 = percentile(p.latencies_us, 0.5);
     const std::uint32_t p99 = percentile(p.latencies_us, 0.99);
     const std::uint32_t p999 = percentile(p.latencies_us, 0.999);
-    std::printf("%-10s %-3s requests %zu in %.2f s: %.0f ops/s, p50 %u us, p99 %u us, "
-                "p99.9 %u us\n",
-                label.c_str(), get ? "GET" : "SET", p.latencies_us.size(), p.seconds, ops, p50,
-                p99, p999);
+    std::printf(
+        "%-10s %-3s requests %zu in %.2f s: %.0f ops/s, p50 %u us, p99 %u us, "
+        "p99.9 %u us\n",
+        label.c_str(), get ? "GET" : "SET", p.latencies_us.size(), p.seconds, ops, p50, p99, p999);
     std::fflush(stdout);  // a caller may sample the server's CPU time at each phase's end
     if (!csv.empty()) {
       std::FILE* out = std::fopen(csv.c_str(), "a");

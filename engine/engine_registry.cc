@@ -21,14 +21,16 @@ namespace pmcached::engine {
 const std::vector<EngineInfo>& registered_engines() {
   static const std::vector<EngineInfo> engines = {
       {std::string(kDramEngineName), "volatile in-memory B-tree (abseil btree_set); not durable",
-       /*persistent=*/false, [](const EngineContext& context) { return make_dram_engine(context); }},
+       /*persistent=*/false,
+       [](const EngineContext& context) { return make_dram_engine(context); }},
       {std::string(kWortEngineName),
        "WORT: write-optimal radix tree, 4-bit nodes, 8-byte atomic commits (seed 002 §3.4)",
        /*persistent=*/true, [](const EngineContext& context) { return make_wort_engine(context); }},
       {std::string(kWoartEngineName),
        "WOART: write-optimal adaptive radix tree, N4/N16/N48/N256 with in-place atomic commits "
        "(seed 002 §3.5)",
-       /*persistent=*/true, [](const EngineContext& context) { return make_woart_engine(context); }},
+       /*persistent=*/true,
+       [](const EngineContext& context) { return make_woart_engine(context); }},
       {std::string(kArtCowEngineName),
        "ART+CoW: adaptive radix tree, copy-on-write N4/N16 and prefix splits (seed 002 §3.6)",
        /*persistent=*/true,

@@ -59,8 +59,7 @@ class PersistentStore final : public OpenStore {
   std::optional<RecoveryReport> recovery_;
 };
 
-PersistentStore::PersistentStore(const EngineInfo& info, StoreConfig& config,
-                                 const Clock& clock)
+PersistentStore::PersistentStore(const EngineInfo& info, StoreConfig& config, const Clock& clock)
     : info_(info),
       pool_path_(config.region ? std::string() : config.pool_path),
       write_latency_ns_(config.write_latency_ns) {
@@ -111,8 +110,8 @@ std::optional<PmStats> PersistentStore::pm_stats() const {
   const pm::PersistTotals totals = pm::totals();
   for (std::size_t i = 0; i < totals.by_kind.size(); ++i) {
     const pm::OpCounters& c = totals.by_kind[i];
-    out.persists.push_back({pm::op_kind_name(static_cast<pm::OpKind>(i)), c.operations,
-                            c.lines_flushed, c.fences});
+    out.persists.push_back(
+        {pm::op_kind_name(static_cast<pm::OpKind>(i)), c.operations, c.lines_flushed, c.fences});
   }
   return out;
 }
@@ -128,8 +127,7 @@ void PersistentStore::close() {
 std::unique_ptr<OpenStore> open_store(StoreConfig config, const Clock& clock) {
   const EngineInfo* info = find_engine(config.engine);
   if (info == nullptr) {
-    throw StoreOpenError("unknown engine '" + config.engine + "' (valid: " + engine_names() +
-                         ")");
+    throw StoreOpenError("unknown engine '" + config.engine + "' (valid: " + engine_names() + ")");
   }
   if (!info->persistent) return std::make_unique<VolatileStore>(*info, clock, config.options);
 

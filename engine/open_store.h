@@ -72,7 +72,7 @@ struct StoreConfig {
 struct PmStats {
   std::string pool_path;  // empty for a region
   std::uint64_t pool_bytes = 0;
-  bool real_pm = false;  // a DAX mapping rather than emulated PM
+  bool real_pm = false;        // a DAX mapping rather than emulated PM
   std::string_view opened_as;  // "new", "cleanly closed" or "crashed"
   std::string_view flush_instruction;
   std::uint32_t write_latency_ns = 0;

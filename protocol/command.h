@@ -56,36 +56,36 @@ struct MetaFlag {
 struct MetaFlags {
   std::vector<MetaFlag> in_order;
 
-  bool base64_key = false;    // b
-  bool return_cas = false;    // c
-  bool return_flags = false;  // f
-  bool return_hit = false;    // h
-  bool return_key = false;    // k
+  bool base64_key = false;          // b
+  bool return_cas = false;          // c
+  bool return_flags = false;        // f
+  bool return_hit = false;          // h
+  bool return_key = false;          // k
   bool return_last_access = false;  // l
-  bool quiet = false;         // q
-  bool return_size = false;   // s
-  bool return_ttl = false;    // t
-  bool no_bump = false;       // u
-  bool return_value = false;  // v
-  bool invalidate = false;    // I
+  bool quiet = false;               // q
+  bool return_size = false;         // s
+  bool return_ttl = false;          // t
+  bool no_bump = false;             // u
+  bool return_value = false;        // v
+  bool invalidate = false;          // I
 
-  bool has_opaque = false;    // O(token)
+  bool has_opaque = false;  // O(token)
   std::string_view opaque;
   bool has_compare_cas = false;  // C(token)
   std::uint64_t compare_cas = 0;
   bool has_client_flags = false;  // F(token)
   std::uint32_t client_flags = 0;
-  bool has_ttl = false;       // T(token)
+  bool has_ttl = false;  // T(token)
   std::int64_t ttl = 0;
-  bool has_vivify = false;    // N(token)
+  bool has_vivify = false;  // N(token)
   std::int64_t vivify_ttl = 0;
-  bool has_recache = false;   // R(token)
+  bool has_recache = false;  // R(token)
   std::int64_t recache_ttl = 0;
-  bool has_initial = false;   // J(token) (ma)
+  bool has_initial = false;  // J(token) (ma)
   std::uint64_t initial = 0;
-  bool has_delta = false;     // D(token) (ma)
+  bool has_delta = false;  // D(token) (ma)
   std::uint64_t delta = 1;
-  char mode = 0;              // M(token): ms E/A/P/R/S, ma I/+/D/-; 0 = default
+  char mode = 0;  // M(token): ms E/A/P/R/S, ma I/+/D/-; 0 = default
 };
 
 struct Command {
@@ -109,12 +109,12 @@ struct Command {
                                    // memcached still looks up (and gat touches) the keys
                                    // before it, then answers only the error.
 
-  std::string_view data;           // the data block without its "\r\n"
-  std::string_view stats_group;    // all text after "stats", trimmed: "", "settings",
-                                   // "items", "reset", "engine", "detail dump", ...
+  std::string_view data;         // the data block without its "\r\n"
+  std::string_view stats_group;  // all text after "stats", trimmed: "", "settings",
+                                 // "items", "reset", "engine", "detail dump", ...
 
-  MetaFlags meta;                  // mg/ms/md/ma/me
-  std::string decoded_key;         // storage for a base64-decoded meta key
+  MetaFlags meta;           // mg/ms/md/ma/me
+  std::string decoded_key;  // storage for a base64-decoded meta key
 
   // Resets to a default command, keeping vector capacity (the parser reuses one Command).
   void clear();

@@ -17,7 +17,6 @@ constexpr std::size_t kMaxMetaTokens = 20;
 // An O(opaque) token may be at most 32 bytes including its letter.
 constexpr std::size_t kMaxOpaqueToken = 32;
 
-
 // memcached's flag pre-parse: records every flag (in request order) and decodes the
 // numeric ones. Returns an empty view on success, else the error reply. Duplicate and
 // unknown flags stop at once; a bad value is remembered and parsing goes on, so a later
@@ -70,8 +69,7 @@ std::string_view preparse_flags(const Tokens& tokens, std::size_t first, Command
         meta.opaque = value;
         break;
       case 'P':  // proxy hints: accepted and ignored
-      case 'L':
-        break;
+      case 'L': break;
       case 'c': meta.return_cas = true; break;
       case 'f': meta.return_flags = true; break;
       case 'h': meta.return_hit = true; break;
@@ -124,8 +122,7 @@ std::string_view preparse_flags(const Tokens& tokens, std::size_t first, Command
           has_error = true;
         }
         break;
-      default:
-        return reply::kInvalidFlag;
+      default: return reply::kInvalidFlag;
     }
   }
   return has_error ? error_text : std::string_view{};
@@ -138,8 +135,7 @@ bool opaque_too_long(const MetaFlags& meta) noexcept {
 // The checks mg, md and ma share before their flags: at least a key, the key's length,
 // the number of flags. Sets the key. Returns an empty view when the line may go on.
 std::string_view check_key_and_count(const Tokens& tokens, Command& command,
-                                     const ParserLimits& limits,
-                                     std::string_view too_many_flags) {
+                                     const ParserLimits& limits, std::string_view too_many_flags) {
   if (tokens.count < 2) return reply::kError;
   if (tokens.token[1].size() > limits.max_key_length) return reply::kBadFormat;
   if (tokens.count + 1 > kMaxMetaTokens) return too_many_flags;
@@ -174,7 +170,11 @@ LineOutcome parse_ma(const Tokens& tokens, Command& command, const ParserLimits&
     return LineOutcome::error(reply::kInvalidOrDuplicateFlag);
   }
   switch (command.meta.mode) {
-    case 0: case 'I': case '+': case 'D': case '-': break;
+    case 0:
+    case 'I':
+    case '+':
+    case 'D':
+    case '-': break;
     default: return LineOutcome::error(reply::kBadMaMode);
   }
   // A too long opaque fails only after the arithmetic (server/meta_flag_order.h).
@@ -199,7 +199,12 @@ LineOutcome parse_ms(const Tokens& tokens, Command& command, const ParserLimits&
   if (!error.empty()) return LineOutcome::error_and_swallow(error, data_length);
   if (opaque_too_long(command.meta)) error = reply::kOpaqueTooLong;
   switch (command.meta.mode) {
-    case 0: case 'E': case 'A': case 'P': case 'R': case 'S': break;
+    case 0:
+    case 'E':
+    case 'A':
+    case 'P':
+    case 'R':
+    case 'S': break;
     default: return LineOutcome::error_and_swallow(reply::kBadMsMode, data_length);
   }
   if (!error.empty()) return LineOutcome::error_and_swallow(error, data_length);
@@ -224,17 +229,14 @@ LineOutcome parse_me(const Tokens& tokens, Command& command, const ParserLimits&
 
 }  // namespace
 
-LineOutcome parse_meta_command(const Tokens& tokens, Command& command,
-                               const ParserLimits& limits) {
+LineOutcome parse_meta_command(const Tokens& tokens, Command& command, const ParserLimits& limits) {
   switch (tokens.token[0][1]) {
     case 'g': return parse_mg(tokens, command, limits);
     case 's': return parse_ms(tokens, command, limits);
     case 'd': return parse_md(tokens, command, limits);
     case 'a': return parse_ma(tokens, command, limits);
     case 'e': return parse_me(tokens, command, limits);
-    case 'n':
-      command.kind = CommandKind::kMetaNoop;
-      return LineOutcome::done();
+    case 'n': command.kind = CommandKind::kMetaNoop; return LineOutcome::done();
     default: return LineOutcome::error(reply::kError);
   }
 }

@@ -26,8 +26,7 @@ constexpr bool is_c_space(char c) noexcept {
 
 // The pieces of a strtol-style number: sign and magnitude. False if there are no digits,
 // the magnitude overflows 64 bits, or garbage follows the digits.
-inline bool split_number(std::string_view text, bool& negative,
-                         std::uint64_t& magnitude) noexcept {
+inline bool split_number(std::string_view text, bool& negative, std::uint64_t& magnitude) noexcept {
   const char* p = text.data();
   const char* const end = p + text.size();
   while (p != end && is_c_space(*p)) ++p;

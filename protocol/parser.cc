@@ -38,8 +38,8 @@ ParseResult incomplete_line(std::string_view input, const ParserLimits& limits) 
   if (input.size() <= limits.max_line_length) return {};
   const std::size_t start = std::min(input.find_first_not_of(' '), input.size());
   const std::string_view rest = input.substr(start);
-  const bool multiget = start <= kMaxLeadingSpaces &&
-                        (rest.starts_with("get ") || rest.starts_with("gets "));
+  const bool multiget =
+      start <= kMaxLeadingSpaces && (rest.starts_with("get ") || rest.starts_with("gets "));
   if (multiget && input.size() <= limits.max_get_line_length) return {};
   // memcached closes without a word.
   return ParseResult{ParseStatus::kError, input.size(), {}, true};
@@ -255,8 +255,7 @@ LineOutcome parse_line(std::string_view line, Command& command, const ParserLimi
         return LineOutcome::done();
       }
       break;
-    default:
-      break;
+    default: break;
   }
   return LineOutcome::error(reply::kError);
 }
@@ -274,8 +273,7 @@ ParseResult Parser::parse(std::string_view input, Command& command) {
     return ParseResult{ParseStatus::kSkipped, dropped, {}, false};
   }
 
-  const auto* newline =
-      static_cast<const char*>(std::memchr(input.data(), '\n', input.size()));
+  const auto* newline = static_cast<const char*>(std::memchr(input.data(), '\n', input.size()));
   if (newline == nullptr) return incomplete_line(input, limits_);
   const auto line_end = static_cast<std::size_t>(newline - input.data());
   const std::size_t line_size = line_end + 1;
@@ -289,15 +287,13 @@ ParseResult Parser::parse(std::string_view input, Command& command) {
   command.clear();
   const LineOutcome outcome = parse_line(line, command, limits_);
   switch (outcome.kind) {
-    case LineOutcome::Kind::kDone:
-      return ParseResult{ParseStatus::kComplete, line_size, {}, false};
+    case LineOutcome::Kind::kDone: return ParseResult{ParseStatus::kComplete, line_size, {}, false};
     case LineOutcome::Kind::kError:
       if (outcome.swallow) {
         return defer_until_swallowed(line_size, outcome.data_length, outcome.error_reply, nullptr);
       }
       return ParseResult{ParseStatus::kError, line_size, outcome.error_reply, false};
-    case LineOutcome::Kind::kNeedData:
-      break;
+    case LineOutcome::Kind::kNeedData: break;
   }
 
   // A storage command: its data block follows the line. memcached sizes the item before it
@@ -335,7 +331,8 @@ ParseResult Parser::defer_until_swallowed(std::size_t line_size, std::size_t len
 }
 
 ParseResult Parser::deferred_answer(std::size_t consumed, Command& command) {
-  if (!deferred_too_large_) return ParseResult{ParseStatus::kError, consumed, deferred_reply_, false};
+  if (!deferred_too_large_)
+    return ParseResult{ParseStatus::kError, consumed, deferred_reply_, false};
   command.clear();
   command.kind = deferred_kind_;
   command.noreply = deferred_noreply_;

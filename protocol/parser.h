@@ -32,9 +32,9 @@ namespace pmcached::protocol {
 
 struct ParserLimits {
   std::size_t max_key_length = 250;
-  std::size_t item_size_max = 1u << 20;  // -I: larger data blocks are refused
-  std::size_t max_line_length = 2048;    // a longer line without '\n' closes the
-                                         // connection (except long get lines)
+  std::size_t item_size_max = 1u << 20;        // -I: larger data blocks are refused
+  std::size_t max_line_length = 2048;          // a longer line without '\n' closes the
+                                               // connection (except long get lines)
   std::size_t max_get_line_length = 1u << 20;  // bound for multi-key get lines
 };
 

@@ -18,7 +18,6 @@
 
 namespace pmcached::protocol::detail {
 
-
 // memcached tokenises a command line into at most 23 tokens plus a terminal one
 // (MAX_TOKENS = 24); every check on the count in memcached saturates below that, so
 // counting up to kMax tokens gives the same answers.
@@ -58,7 +57,9 @@ struct LineOutcome {
   static LineOutcome need_data(std::size_t length) noexcept {
     return {Kind::kNeedData, {}, length, false};
   }
-  static LineOutcome error(std::string_view text) noexcept { return {Kind::kError, text, 0, false}; }
+  static LineOutcome error(std::string_view text) noexcept {
+    return {Kind::kError, text, 0, false};
+  }
   static LineOutcome error_and_swallow(std::string_view text, std::size_t length) noexcept {
     return {Kind::kError, text, length, true};
   }

@@ -53,8 +53,8 @@ void ReplyWriter::value(std::string_view key, std::uint32_t flags, std::string_v
   append_value(key, flags, data, nullptr);
 }
 
-void ReplyWriter::value_with_cas(std::string_view key, std::uint32_t flags,
-                                 std::string_view data, std::uint64_t cas) {
+void ReplyWriter::value_with_cas(std::string_view key, std::uint32_t flags, std::string_view data,
+                                 std::uint64_t cas) {
   append_value(key, flags, data, &cas);
 }
 
@@ -152,9 +152,7 @@ void ReplyWriter::append_meta_flags(const MetaFlags& flags, const MetaItem& item
         out_.append(" f");
         append_number(item.client_flags);
         break;
-      case 'h':
-        out_.append(item.hit_before ? " h1" : " h0");
-        break;
+      case 'h': out_.append(item.hit_before ? " h1" : " h0"); break;
       case 'l':
         out_.append(" l");
         append_signed(item.last_access_age);
@@ -167,8 +165,7 @@ void ReplyWriter::append_meta_flags(const MetaFlags& flags, const MetaItem& item
         out_.append(" t");
         append_signed(item.ttl);
         break;
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -201,8 +198,8 @@ void ReplyWriter::meta_get_miss(const MetaFlags& flags, std::string_view key) {
   out_.append("\r\n");
 }
 
-void ReplyWriter::meta_status(std::string_view code, const MetaFlags& flags,
-                              const MetaItem& item, std::string_view item_flags) {
+void ReplyWriter::meta_status(std::string_view code, const MetaFlags& flags, const MetaItem& item,
+                              std::string_view item_flags) {
   out_.append(code);
   append_meta_flags(flags, item, item_flags);
   out_.append("\r\n");

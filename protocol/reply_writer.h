@@ -29,7 +29,6 @@ enum class Outcome : std::uint8_t {
   kOutOfMemory,
 };
 
-
 // What a meta reply can report about an item; filled by the executor from the store.
 struct MetaItem {
   std::string_view key;
@@ -39,11 +38,11 @@ struct MetaItem {
   std::int64_t ttl = -1;             // seconds remaining; -1 = never expires
   std::int64_t last_access_age = 0;  // seconds since the previous access
   bool hit_before = false;
-  std::uint64_t size = 0;            // value size
-  bool won = false;                  // W
-  bool stale = false;                // X
-  bool token_sent = false;           // Z
-  bool binary_key = false;           // k echoes the key in base64, then " b"
+  std::uint64_t size = 0;   // value size
+  bool won = false;         // W
+  bool stale = false;       // X
+  bool token_sent = false;  // Z
+  bool binary_key = false;  // k echoes the key in base64, then " b"
 };
 
 class ReplyWriter {
@@ -53,12 +52,12 @@ class ReplyWriter {
   void raw(std::string_view text) { out_.append(text); }
 
   // Classic replies.
-  void outcome(Outcome outcome);                    // STORED, NOT_FOUND, SERVER_ERROR ...
+  void outcome(Outcome outcome);  // STORED, NOT_FOUND, SERVER_ERROR ...
   void value(std::string_view key, std::uint32_t flags, std::string_view data);
   void value_with_cas(std::string_view key, std::uint32_t flags, std::string_view data,
                       std::uint64_t cas);
   void end() { raw(reply::kEnd); }
-  void number(std::uint64_t n);                     // incr/decr result
+  void number(std::uint64_t n);  // incr/decr result
   void version(std::string_view version);
   void stat(std::string_view name, std::string_view value);
   void stat(std::string_view name, std::uint64_t value);
@@ -88,8 +87,7 @@ class ReplyWriter {
   void append_number(std::uint64_t n);
   void append_signed(std::int64_t n);
   void append_key(std::string_view key, bool base64);
-  void append_meta_flags(const MetaFlags& flags, const MetaItem& item,
-                         std::string_view item_flags);
+  void append_meta_flags(const MetaFlags& flags, const MetaItem& item, std::string_view item_flags);
 
   std::string& out_;
 };

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config clang-format
   libboost-dev libspdlog-dev libxxhash-dev libpmem-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libabsl-dev
   memcached libmemcached-tools netcat-openbsd

@@ -3,7 +3,7 @@
 #
 #   scripts/test.sh [--quick] [--skip-asan] [--skip-tsan] [--jobs N]
 #
-# Passes (all by default):
+# Passes (all by default), after a formatting check (scripts/check-format.sh):
 #   release  Release build in build/, every test:                ctest -j2
 #   asan     ASan+UBSan build (RelWithDebInfo at -O1 -g1) in build-asan/, every test
 #   tsan     TSan build (RelWithDebInfo at -O1 -g1) in build-tsan/, the tests labelled "tsan"
@@ -35,6 +35,9 @@ step() { printf '\n==== test.sh: %s (%ds elapsed)\n' "$*" "$((SECONDS - start))"
 
 step "installing dependencies"
 scripts/install-deps.sh
+
+step "formatting check (.clang-format)"
+scripts/check-format.sh
 
 step "release build (build/)"
 # The benchmarks are built (and the evaluation pipeline smoke-tested) in this pass only.

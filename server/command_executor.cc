@@ -49,10 +49,14 @@ engine::StoreMode classic_mode(CommandKind kind) noexcept {
 
 engine::StoreMode meta_mode(char mode) noexcept {
   switch (mode) {
-    case 'E': case 'e': return engine::StoreMode::kAdd;
-    case 'A': case 'a': return engine::StoreMode::kAppend;
-    case 'P': case 'p': return engine::StoreMode::kPrepend;
-    case 'R': case 'r': return engine::StoreMode::kReplace;
+    case 'E':
+    case 'e': return engine::StoreMode::kAdd;
+    case 'A':
+    case 'a': return engine::StoreMode::kAppend;
+    case 'P':
+    case 'p': return engine::StoreMode::kPrepend;
+    case 'R':
+    case 'r': return engine::StoreMode::kReplace;
     default: return engine::StoreMode::kSet;
   }
 }
@@ -92,17 +96,13 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
     case CommandKind::kGet:
     case CommandKind::kGets:
     case CommandKind::kGat:
-    case CommandKind::kGats:
-      retrieve(command, writer);
-      break;
+    case CommandKind::kGats: retrieve(command, writer); break;
     case CommandKind::kSet:
     case CommandKind::kAdd:
     case CommandKind::kReplace:
     case CommandKind::kAppend:
     case CommandKind::kPrepend:
-    case CommandKind::kCas:
-      this->store(command, writer);
-      break;
+    case CommandKind::kCas: this->store(command, writer); break;
     case CommandKind::kDelete: {
       engine::DeleteRequest request;
       request.key = command.key;
@@ -111,9 +111,7 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
       break;
     }
     case CommandKind::kIncr:
-    case CommandKind::kDecr:
-      arithmetic(command, writer);
-      break;
+    case CommandKind::kDecr: arithmetic(command, writer); break;
     case CommandKind::kTouch: {
       const StoreStatus status = store.touch(command.key, command.exptime);
       if (!command.noreply) writer.outcome(to_outcome(status));
@@ -123,18 +121,13 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
       store.flush_all(command.delay);
       if (!command.noreply) writer.raw(protocol::reply::kOk);
       break;
-    case CommandKind::kStats:
-      stats(command, writer);
-      break;
-    case CommandKind::kVersion:
-      writer.version(kVersionText);
-      break;
+    case CommandKind::kStats: stats(command, writer); break;
+    case CommandKind::kVersion: writer.version(kVersionText); break;
     case CommandKind::kVerbosity:
       context_.verbosity.store(static_cast<int>(command.verbosity));
       if (!command.noreply) writer.raw(protocol::reply::kOk);
       break;
-    case CommandKind::kQuit:
-      return AfterCommand::kClose;
+    case CommandKind::kQuit: return AfterCommand::kClose;
     case CommandKind::kShutdown:
       if (!context_.options.enable_shutdown) {
         writer.raw(protocol::reply::kShutdownDisabled);
@@ -146,25 +139,15 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
         break;
       }
       return AfterCommand::kShutdown;
-    case CommandKind::kMetaGet:
-      meta_get(command, writer);
-      break;
-    case CommandKind::kMetaSet:
-      meta_set(command, writer);
-      break;
-    case CommandKind::kMetaDelete:
-      meta_delete(command, writer);
-      break;
-    case CommandKind::kMetaArithmetic:
-      meta_arithmetic(command, writer);
-      break;
+    case CommandKind::kMetaGet: meta_get(command, writer); break;
+    case CommandKind::kMetaSet: meta_set(command, writer); break;
+    case CommandKind::kMetaDelete: meta_delete(command, writer); break;
+    case CommandKind::kMetaArithmetic: meta_arithmetic(command, writer); break;
     case CommandKind::kMetaNoop:
       thread_stats_.add(thread_stats_.cmd_meta, 1);
       writer.raw(protocol::reply::kMetaNoop);
       break;
-    case CommandKind::kMetaDebug:
-      meta_debug(command, writer);
-      break;
+    case CommandKind::kMetaDebug: meta_debug(command, writer); break;
   }
   return AfterCommand::kContinue;
 }
@@ -267,9 +250,9 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
     return;
   }
   const auto to_absolute = [&](std::int64_t t) { return context_.store.absolute_exptime(t); };
-  meta.ttl = shown_ttl(exptime_shown_by_t(flags, outcome.exptime_before, outcome.vivified,
-                                          to_absolute).value_or(0),
-                       now, context_.started_at);
+  meta.ttl = shown_ttl(
+      exptime_shown_by_t(flags, outcome.exptime_before, outcome.vivified, to_absolute).value_or(0),
+      now, context_.started_at);
   meta.value = flags.return_value ? std::string_view(scratch_) : std::string_view();
   meta.won = outcome.won;
   meta.stale = outcome.stale;

@@ -20,7 +20,6 @@
 
 namespace pmcached::server {
 
-
 // State shared by all executors of one server.
 struct ServerContext {
   engine::Store& store;

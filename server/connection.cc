@@ -1,11 +1,11 @@
 #include "server/connection.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
+#include <cstring>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <cstring>
+#include <spdlog/spdlog.h>
 
 #include "server/connection_manager.h"
 
@@ -121,11 +121,8 @@ void Connection::process_input() {
     switch (result.status) {
       case protocol::ParseStatus::kComplete:
         switch (executor_.execute(command_, pending_)) {
-          case AfterCommand::kContinue:
-            break;
-          case AfterCommand::kClose:
-            close_after_write_ = true;
-            break;
+          case AfterCommand::kContinue: break;
+          case AfterCommand::kClose: close_after_write_ = true; break;
           case AfterCommand::kShutdown:
             close_after_write_ = true;
             executor_.request_shutdown();
@@ -140,8 +137,7 @@ void Connection::process_input() {
         if (result.close_connection) close_after_write_ = true;
         break;
       case protocol::ParseStatus::kSkipped:
-      case protocol::ParseStatus::kNeedMore:
-        break;
+      case protocol::ParseStatus::kNeedMore: break;
     }
   }
   if (pending_.size() >= kOutputHighWater) {

@@ -13,12 +13,13 @@
 // thread); stop() may be called from any thread and posts to that context.
 #pragma once
 
-#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
 
 #include "protocol/command.h"
 #include "protocol/parser.h"
@@ -76,7 +77,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   bool reading_ = false;
   bool writing_ = false;
-  bool input_closed_ = false;    // peer sent EOF, or stop() was called
+  bool input_closed_ = false;  // peer sent EOF, or stop() was called
   bool close_after_write_ = false;
   bool closed_ = false;
 };

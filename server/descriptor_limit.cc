@@ -51,10 +51,9 @@ DescriptorBudget fit_descriptor_limit(std::size_t max_connections, unsigned thre
   budget.soft_limit = as_size(limit.rlim_cur);
   budget.hard_limit = as_size(limit.rlim_max);
   if (budget.soft_limit < max_connections) {
-    budget.message = "-c " + std::to_string(max_connections) + " needs " +
-                     std::to_string(needed) + " open files but the limit is " +
-                     std::to_string(budget.soft_limit) + " (hard " +
-                     std::to_string(budget.hard_limit) + ") and cannot be raised (" +
+    budget.message = "-c " + std::to_string(max_connections) + " needs " + std::to_string(needed) +
+                     " open files but the limit is " + std::to_string(budget.soft_limit) +
+                     " (hard " + std::to_string(budget.hard_limit) + ") and cannot be raised (" +
                      std::strerror(raise_error) + "): lower -c or raise the hard limit";
     return budget;
   }
@@ -66,9 +65,8 @@ DescriptorBudget fit_descriptor_limit(std::size_t max_connections, unsigned thre
         budget.soft_limit > headroom ? std::min(max_connections, budget.soft_limit - headroom) : 1;
     budget.message = "open-file limit " + std::to_string(budget.soft_limit) + " admits " +
                      std::to_string(budget.connection_slots) + " of -c " +
-                     std::to_string(max_connections) +
-                     " connections (the server keeps " + std::to_string(headroom) +
-                     " descriptors for itself); the rest are refused";
+                     std::to_string(max_connections) + " connections (the server keeps " +
+                     std::to_string(headroom) + " descriptors for itself); the rest are refused";
   }
   return budget;
 }

@@ -16,18 +16,17 @@
 namespace pmcached::server {
 
 struct DescriptorBudget {
-  bool fits = false;                // false: the limit cannot hold -c descriptors
-  std::size_t connection_slots = 0; // connections to admit (at most -c)
-  std::size_t soft_limit = 0;       // RLIMIT_NOFILE after the adjustment
+  bool fits = false;                 // false: the limit cannot hold -c descriptors
+  std::size_t connection_slots = 0;  // connections to admit (at most -c)
+  std::size_t soft_limit = 0;        // RLIMIT_NOFILE after the adjustment
   std::size_t hard_limit = 0;
-  std::string message;              // why it does not fit, or why fewer than -c are admitted
+  std::string message;  // why it does not fit, or why fewer than -c are admitted
 };
 
 // Descriptors the server holds besides its connections, with `threads` workers.
 [[nodiscard]] std::size_t descriptor_headroom(unsigned threads) noexcept;
 
 // Raises RLIMIT_NOFILE (never lowers it) to fit `max_connections` and the headroom.
-[[nodiscard]] DescriptorBudget fit_descriptor_limit(std::size_t max_connections,
-                                                    unsigned threads);
+[[nodiscard]] DescriptorBudget fit_descriptor_limit(std::size_t max_connections, unsigned threads);
 
 }  // namespace pmcached::server

@@ -34,8 +34,7 @@ void LatencyHistogram::reset() noexcept {
   for (auto& count : counts_) count.store(0, std::memory_order_relaxed);
 }
 
-LatencyHistogram::Snapshot& LatencyHistogram::Snapshot::operator+=(
-    const Snapshot& other) noexcept {
+LatencyHistogram::Snapshot& LatencyHistogram::Snapshot::operator+=(const Snapshot& other) noexcept {
   for (std::size_t i = 0; i < kBuckets; ++i) counts[i] += other.counts[i];
   return *this;
 }

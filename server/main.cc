@@ -2,13 +2,13 @@
 // (or, with --list-engines, prints the registered engines and exits).
 // Exit codes: 0 after a clean shutdown, 2 for bad flags or configuration, 71 when the open-file
 // limit cannot hold -c connections (memcached's EX_OSERR), 1 otherwise.
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <exception>
 #include <memory>
 #include <thread>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "config/options.h"
 #include "engine/open_store.h"
@@ -64,10 +64,11 @@ int serve(config::Options options) {
     return kExitFailure;
   }
   const bool persistent = storage->engine_info().persistent;
-  spdlog::info("pmcached {} listening on {}:{} (engine {}{}, {} threads, {} MB, max {} connections)",
-               PMCACHED_VERSION, options.listen_address, server->port(), options.engine,
-               persistent ? ", pool " + options.pool_path : std::string(", volatile"),
-               options.threads, options.memory_limit_mb, options.max_connections);
+  spdlog::info(
+      "pmcached {} listening on {}:{} (engine {}{}, {} threads, {} MB, max {} connections)",
+      PMCACHED_VERSION, options.listen_address, server->port(), options.engine,
+      persistent ? ", pool " + options.pool_path : std::string(", volatile"), options.threads,
+      options.memory_limit_mb, options.max_connections);
   server->run();
   server.reset();
   storage->close();
@@ -88,8 +89,7 @@ int main(int argc, char** argv) {
     case config::ParseOutcome::kError:
       std::fprintf(stderr, "%s\n", parsed.message.c_str());
       return parsed.exit_code;
-    case config::ParseOutcome::kRun:
-      break;
+    case config::ParseOutcome::kRun: break;
   }
   if (parsed.options.list_engines) {
     std::fputs(engine::engine_list().c_str(), stdout);

@@ -12,10 +12,10 @@ MaintenanceCadence::Tick MaintenanceCadence::on_tick(std::uint64_t bytes_read,
 
   // Credit for the elapsed time, capped at one second's worth so a stalled listener does not
   // make up for it with one long sweep.
-  const double earned = static_cast<double>(kSweepKeysPerSecond) *
-                        std::chrono::duration<double>(elapsed).count();
-  sweep_credit_ = std::min(sweep_credit_ + std::max(earned, 0.0),
-                           static_cast<double>(kSweepKeysPerSecond));
+  const double earned =
+      static_cast<double>(kSweepKeysPerSecond) * std::chrono::duration<double>(elapsed).count();
+  sweep_credit_ =
+      std::min(sweep_credit_ + std::max(earned, 0.0), static_cast<double>(kSweepKeysPerSecond));
   std::size_t sweep_keys = 0;
   if (sweep_credit_ >= static_cast<double>(kMinSweepBatch)) {
     sweep_keys = static_cast<std::size_t>(sweep_credit_);

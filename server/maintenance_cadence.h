@@ -36,8 +36,8 @@ class MaintenanceCadence {
   static constexpr std::size_t kMinSweepBatch = 32;
 
   struct Tick {
-    Duration next_in;         // when the next tick is due
-    std::size_t sweep_keys;   // keys the expiry sweep may visit now (0: not this tick)
+    Duration next_in;        // when the next tick is due
+    std::size_t sweep_keys;  // keys the expiry sweep may visit now (0: not this tick)
   };
 
   // The first tick is due after kBusyInterval.

@@ -25,11 +25,11 @@ inline bool opaque_too_long(const protocol::MetaFlag& flag) noexcept {
 
 // What the flags before the walk's end ask for, as client exptimes (memcached rules).
 struct MetaFlagPlan {
-  bool opaque_too_long = false;          // the walk stops at an O token: the command fails
-  std::optional<std::int64_t> touch;     // T: the exptime of an item that was found
-  std::int64_t created_exptime = 0;      // the exptime of an item the command creates
-  bool recache = false;                  // R is reached
-  bool recache_before_touch = false;     // ... before T
+  bool opaque_too_long = false;       // the walk stops at an O token: the command fails
+  std::optional<std::int64_t> touch;  // T: the exptime of an item that was found
+  std::int64_t created_exptime = 0;   // the exptime of an item the command creates
+  bool recache = false;               // R is reached
+  bool recache_before_touch = false;  // ... before T
 };
 
 inline MetaFlagPlan plan_meta_flags(const protocol::MetaFlags& flags) noexcept {
@@ -44,15 +44,12 @@ inline MetaFlagPlan plan_meta_flags(const protocol::MetaFlags& flags) noexcept {
         plan.touch = flags.ttl;
         plan.created_exptime = flags.ttl;
         break;
-      case 'N':
-        plan.created_exptime = flags.vivify_ttl;
-        break;
+      case 'N': plan.created_exptime = flags.vivify_ttl; break;
       case 'R':
         plan.recache = true;
         plan.recache_before_touch = !plan.touch.has_value();
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return plan;
@@ -63,8 +60,8 @@ inline MetaFlagPlan plan_meta_flags(const protocol::MetaFlags& flags) noexcept {
 // `to_absolute` converts a client exptime. nullopt if no t is reached.
 template <typename ToAbsolute>
 std::optional<std::int64_t> exptime_shown_by_t(const protocol::MetaFlags& flags,
-                                                std::int64_t before, bool created,
-                                                ToAbsolute to_absolute) {
+                                               std::int64_t before, bool created,
+                                               ToAbsolute to_absolute) {
   std::int64_t current = before;
   for (const protocol::MetaFlag& flag : flags.in_order) {
     if (opaque_too_long(flag)) return std::nullopt;

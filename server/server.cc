@@ -1,14 +1,14 @@
 #include "server/server.h"
 
-#include <spdlog/spdlog.h>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <optional>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
 
 #include "server/connection.h"
 
@@ -34,10 +34,8 @@ bool out_of_resources(const boost::system::error_code& error) {
     case EMFILE:
     case ENFILE:
     case ENOBUFS:
-    case ENOMEM:
-      return true;
-    default:
-      return false;
+    case ENOMEM: return true;
+    default: return false;
   }
 }
 
@@ -53,7 +51,8 @@ struct Server::Worker {
   ThreadStats& stats;
 };
 
-Server::Server(const config::Options& options, engine::OpenStore& storage, std::size_t connection_slots)
+Server::Server(const config::Options& options, engine::OpenStore& storage,
+               std::size_t connection_slots)
     : options_(options),
       stats_(options.threads),
       context_{storage.store(), stats_, options, storage.store().now(), {}, {}, &storage},
@@ -193,9 +192,8 @@ void Server::accept_next() {
     }
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    auto connection = std::make_shared<Connection>(std::move(socket), worker.executor,
-                                                   worker.stats, connections_, limits_,
-                                                   options_.latency_stats);
+    auto connection = std::make_shared<Connection>(std::move(socket), worker.executor, worker.stats,
+                                                   connections_, limits_, options_.latency_stats);
     connections_.add(connection);
     asio::post(worker.io, [connection] { connection->start(); });
     accept_next();
@@ -216,11 +214,11 @@ void Server::pause_accepting(const boost::system::error_code& error) {
     stats_.listen_disabled_num.fetch_add(1, std::memory_order_relaxed);
     if (!last_pause_warning_ || now - *last_pause_warning_ >= kPauseWarningInterval) {
       last_pause_warning_ = now;
-      spdlog::warn("accept failed: {}; not accepting until a connection closes "
-                   "(listen_disabled_num {}; further pauses within {}s are not logged)",
-                   error.message(), stats_.listen_disabled_num.load(std::memory_order_relaxed),
-                   std::chrono::duration_cast<std::chrono::seconds>(kPauseWarningInterval)
-                       .count());
+      spdlog::warn(
+          "accept failed: {}; not accepting until a connection closes "
+          "(listen_disabled_num {}; further pauses within {}s are not logged)",
+          error.message(), stats_.listen_disabled_num.load(std::memory_order_relaxed),
+          std::chrono::duration_cast<std::chrono::seconds>(kPauseWarningInterval).count());
     }
   }
   accept_retry_armed_ = true;

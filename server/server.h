@@ -13,10 +13,6 @@
 // Thread safety: construct and run() from one thread; stop() is safe from any thread.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -24,6 +20,11 @@
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "config/options.h"
 #include "engine/open_store.h"
@@ -41,7 +42,8 @@ class Server {
   // Binds the listener; throws std::system_error if the address cannot be used.
   // `connection_slots` (0: -c) caps simultaneous connections when the open-file limit admits
   // fewer than -c (see descriptor_limit.h).
-  Server(const config::Options& options, engine::OpenStore& storage, std::size_t connection_slots = 0);
+  Server(const config::Options& options, engine::OpenStore& storage,
+         std::size_t connection_slots = 0);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

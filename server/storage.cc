@@ -1,10 +1,10 @@
 #include "server/storage.h"
 
-#include <spdlog/spdlog.h>
-
 #include <filesystem>
 #include <string>
 #include <system_error>
+
+#include <spdlog/spdlog.h>
 
 namespace pmcached::server {
 

@@ -1,5 +1,6 @@
 // ArtEngine: construction and node building. See art_factory.h.
 #include "engine/art/art_engine.h"
+
 #include "engine/pm/fault_injection.h"
 
 namespace pmcached::engine {
@@ -17,7 +18,8 @@ std::uint64_t ArtEngine::build(NodeType type, Header h, std::uint64_t end,
   const std::uint64_t offset = allocator_->allocate(bytes, pm::BlockUse::kIndex);
   if (offset == 0) return 0;
   nodes_.fill(offset, type, h, end, children);
-  if (!pm::FaultInjection::active(pm::Fault::kSkipNewNodeFlush)) region_->flush(nodes_.base(offset), bytes);
+  if (!pm::FaultInjection::active(pm::Fault::kSkipNewNodeFlush))
+    region_->flush(nodes_.base(offset), bytes);
   return offset;
 }
 

@@ -46,8 +46,8 @@ class ArtEngine final : public radix::RadixEngine<ArtNodes> {
                          std::uint64_t leaf) noexcept;
   UpsertResult push_down(std::uint64_t* slot, std::uint64_t old_leaf, std::string_view key,
                          std::uint64_t leaf, std::uint32_t depth) noexcept;
-  UpsertResult split(std::uint64_t* slot, std::uint64_t node, const Header& h,
-                     std::string_view key, std::uint64_t leaf, std::uint32_t mismatch) noexcept;
+  UpsertResult split(std::uint64_t* slot, std::uint64_t node, const Header& h, std::string_view key,
+                     std::uint64_t leaf, std::uint32_t mismatch) noexcept;
 
   // --- erase (art_erase.cc) ---
   // Removes the END leaf (at_end) or the child `chunk` of `node` (header `h`, in `parent_slot`).

@@ -60,8 +60,8 @@ ItemRef ArtEngine::erase_matching(std::string_view key, ItemRef expected) noexce
   return kNoItem;
 }
 
-void ArtEngine::remove(std::uint64_t* parent_slot, std::uint64_t node, const Header& h,
-                       bool at_end, unsigned chunk) noexcept {
+void ArtEngine::remove(std::uint64_t* parent_slot, std::uint64_t node, const Header& h, bool at_end,
+                       unsigned chunk) noexcept {
   const std::uint64_t end = *nodes_.end_slot(node);
   const unsigned count = nodes_.child_count(node);
   const unsigned refs = count + (end != 0 ? 1 : 0);

@@ -50,5 +50,4 @@ inline constexpr std::string_view kArtCowEngineName = "artcow";
 [[nodiscard]] std::unique_ptr<IndexEngine> make_woart_engine(const EngineContext& context);
 [[nodiscard]] std::unique_ptr<IndexEngine> make_artcow_engine(const EngineContext& context);
 
-
 }  // namespace pmcached::engine

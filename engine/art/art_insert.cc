@@ -97,17 +97,16 @@ UpsertResult ArtEngine::add_child(std::uint64_t* slot, std::uint64_t node, const
 
 // `slot` holds `old_leaf`, a different key sharing the path [0, depth): a new N4 at `depth` with
 // their longest common prefix takes both, and one store of `slot` publishes it.
-UpsertResult ArtEngine::push_down(std::uint64_t* slot, std::uint64_t old_leaf,
-                                  std::string_view key, std::uint64_t leaf,
-                                  std::uint32_t depth) noexcept {
+UpsertResult ArtEngine::push_down(std::uint64_t* slot, std::uint64_t old_leaf, std::string_view key,
+                                  std::uint64_t leaf, std::uint32_t depth) noexcept {
   const std::string_view other = nodes_.leaf_key(old_leaf);
   const std::uint32_t common = Key::common(key, other, depth);
   const std::uint32_t branch = depth + common;
   Entries children;
   std::uint64_t end = 0;
   // The shorter key may end at the branch; the other continues (they differ).
-  const bool key_first = key.size() == branch || (other.size() > branch &&
-                                                  Key::at(key, branch) < Key::at(other, branch));
+  const bool key_first = key.size() == branch ||
+                         (other.size() > branch && Key::at(key, branch) < Key::at(other, branch));
   const std::pair<std::string_view, std::uint64_t> mine{key, leaf};
   const std::pair<std::string_view, std::uint64_t> theirs{other, old_leaf};
   for (const auto& [k, ref] : key_first ? std::array{mine, theirs} : std::array{theirs, mine}) {
@@ -138,7 +137,7 @@ UpsertResult ArtEngine::split(std::uint64_t* slot, std::uint64_t node, const Hea
                               std::string_view key, std::uint64_t leaf,
                               std::uint32_t mismatch) noexcept {
   const std::string_view sample = radix::any_leaf_key(nodes_, node);  // the real prefix bytes
-  const std::uint32_t cut = h.depth + mismatch;                        // the new parent's branch
+  const std::uint32_t cut = h.depth + mismatch;                       // the new parent's branch
   const Header shortened = Header::from_key(cut + 1, h.prefix_len - mismatch - 1, sample);
   std::uint64_t below = node;
   if (cow_) {

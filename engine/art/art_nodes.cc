@@ -115,8 +115,7 @@ std::string ArtNodes::node_problem(std::uint64_t node) const {
       }
       return {};
     }
-    case NodeType::kN256:
-      return {};
+    case NodeType::kN256: return {};
   }
   return {};
 }
@@ -216,9 +215,7 @@ void ArtNodes::add_in_place(std::uint64_t node, unsigned chunk, std::uint64_t re
       region_->persist(&n->index[chunk], 1);
       return;
     }
-    case NodeType::kN256:
-      commit(&as<Node256>(node)->children[chunk], ref);
-      return;
+    case NodeType::kN256: commit(&as<Node256>(node)->children[chunk], ref); return;
   }
 }
 
@@ -252,9 +249,7 @@ void ArtNodes::remove_in_place(std::uint64_t node, unsigned chunk) const noexcep
       region_->persist(&n->index[chunk], 1);
       return;
     }
-    case NodeType::kN256:
-      commit(&as<Node256>(node)->children[chunk], 0);
-      return;
+    case NodeType::kN256: commit(&as<Node256>(node)->children[chunk], 0); return;
   }
 }
 

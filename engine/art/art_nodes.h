@@ -43,8 +43,7 @@ class ArtNodes {
 
   // `stores_depth`: woart keeps the depth in the header (and may find it ahead of the path after
   // a crash); artcow keeps none and navigates by the path.
-  ArtNodes(pm::PmRegion* region, std::function<std::string_view(ItemRef)> key_of,
-           bool stores_depth)
+  ArtNodes(pm::PmRegion* region, std::function<std::string_view(ItemRef)> key_of, bool stores_depth)
       : region_(region), key_of_(std::move(key_of)), stores_depth_(stores_depth) {}
 
   // --- the radix_tree.h node-access interface ---

@@ -64,7 +64,8 @@ std::uint64_t BTreeEngine::allocate_node(std::size_t bytes) noexcept {
 }
 
 void BTreeEngine::flush_new_node(std::uint64_t offset, std::size_t bytes) noexcept {
-  if (!pm::FaultInjection::active(pm::Fault::kSkipNewNodeFlush)) region_->flush(at<char>(offset), bytes);
+  if (!pm::FaultInjection::active(pm::Fault::kSkipNewNodeFlush))
+    region_->flush(at<char>(offset), bytes);
 }
 
 bool BTreeEngine::in_heap(std::uint64_t offset, std::size_t bytes) const noexcept {

@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/engine_mutex.h"
 #include "engine/engine_context.h"
+#include "engine/engine_mutex.h"
 #include "engine/index_engine.h"
 #include "engine/pm/allocator.h"
 #include "engine/pm/pm_region.h"

@@ -1,6 +1,5 @@
-// DramEngine: an abseil B-tree of 32-byte slots (key head + item) under an EngineMutex. See dram_factory.h.
-#include "engine/dram/dram_factory.h"
-
+// DramEngine: an abseil B-tree of 32-byte slots (key head + item) under an EngineMutex. See
+// dram_factory.h.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -13,6 +12,7 @@
 
 #include <absl/container/btree_set.h>
 
+#include "engine/dram/dram_factory.h"
 #include "engine/engine_mutex.h"
 
 namespace pmcached::engine {

@@ -1,6 +1,6 @@
 // FpTreeEngine: start-up (log replay, inner rebuild), lookup, scan and stats. See
 // fptree_factory.h.
-#include "engine/fptree/fptree_factory.h"
+#include "engine/fptree/fptree_engine.h"
 
 #include <algorithm>
 #include <bit>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/engine_stats.h"
-#include "engine/fptree/fptree_engine.h"
+#include "engine/fptree/fptree_factory.h"
 #include "engine/pm/persistence.h"
 
 namespace pmcached::engine {
@@ -75,10 +75,10 @@ void FpTreeEngine::recover() {
   std::vector<std::uint64_t> chain = checked_chain();
   unlink_empty_leaves(chain);
   rebuild_inner(chain);
-  startup_rebuild_us_ = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                            started)
-          .count());
+  startup_rebuild_us_ =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now() - started)
+                                     .count());
 }
 
 // By position: each entry's bit is cleared (one persisted store, as erase() does), then leaves

@@ -87,8 +87,8 @@ class InnerArray {
     std::uint32_t n = 0;  // IN: children; PLN: leaves
     std::array<std::string, kSlots> keys;
     std::array<std::uint64_t, kSlots> leaves{};  // PLN only
-    btree::KeyPrefix prefix{};                    // shared by keys[1..n-1]
-    std::array<std::uint32_t, kSlots> heads{};    // heads[c]: keys[c]'s head after prefix
+    btree::KeyPrefix prefix{};                   // shared by keys[1..n-1]
+    std::array<std::uint32_t, kSlots> heads{};   // heads[c]: keys[c]'s head after prefix
   };
 
   // Recomputes the prefix and heads of `node` from its keys.

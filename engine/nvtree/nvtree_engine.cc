@@ -1,5 +1,7 @@
 // NvTreeEngine: construction, lookup, scan, start-up rebuild and the figures of `stats engine`.
 // See nvtree_factory.h for the design, nvtree_update.cc for the writes.
+#include "engine/nvtree/nvtree_engine.h"
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -9,7 +11,6 @@
 #include <unordered_set>
 #include <utility>
 
-#include "engine/nvtree/nvtree_engine.h"
 #include "engine/pm/persistence.h"
 
 namespace pmcached::engine::nvtree {

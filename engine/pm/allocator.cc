@@ -11,13 +11,13 @@
 //    reachable block), never a stale run that could claim chunks reassigned since.
 #include "engine/pm/allocator.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
 #include <set>
+
+#include <xxhash.h>
 
 namespace pmcached::pm {
 namespace {
@@ -53,9 +53,9 @@ enum class ChunkState : std::uint8_t { kFree, kSmall, kLarge, kContinuation };
 
 struct Chunk {
   ChunkState state = ChunkState::kFree;
-  std::uint32_t size_class = 0;     // kSmall
-  std::uint32_t run = 0;            // kLarge: chunks in the run
-  std::uint32_t used = 0;           // blocks in use (kLarge: 0 or 1)
+  std::uint32_t size_class = 0;       // kSmall
+  std::uint32_t run = 0;              // kLarge: chunks in the run
+  std::uint32_t used = 0;             // blocks in use (kLarge: 0 or 1)
   std::uint32_t partial_pos = kNone;  // index in its class's partial list
   BlockUse use = BlockUse::kItem;
   std::uint64_t stamp = 0;            // the allocation tick of its newest block

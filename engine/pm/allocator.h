@@ -54,8 +54,8 @@ struct BlockLinks {
 };
 
 struct AllocatorStats {
-  std::uint64_t heap_bytes = 0;       // capacity of the heap
-  std::uint64_t bytes_in_use = 0;     // sum of the block sizes handed out
+  std::uint64_t heap_bytes = 0;    // capacity of the heap
+  std::uint64_t bytes_in_use = 0;  // sum of the block sizes handed out
   std::uint64_t blocks_in_use = 0;
   std::uint64_t chunks_in_use = 0;
   std::uint64_t chunks_total = 0;
@@ -98,8 +98,7 @@ class Allocator {
   // Start-up rebuild: begin, mark every reachable block, finish. mark_reachable() returns
   // false if `offset` is not the start of a block in a valid chunk (a corrupt reference).
   void begin_rebuild();
-  [[nodiscard]] bool mark_reachable(std::uint64_t offset,
-                                    BlockUse use = BlockUse::kItem) noexcept;
+  [[nodiscard]] bool mark_reachable(std::uint64_t offset, BlockUse use = BlockUse::kItem) noexcept;
   void finish_rebuild();
 
   [[nodiscard]] AllocatorStats stats() const noexcept;

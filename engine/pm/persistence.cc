@@ -16,12 +16,9 @@ constexpr std::size_t kKinds = static_cast<std::size_t>(OpKind::kCount);
 bool cpu_has(FlushInstruction instruction) noexcept {
   __builtin_cpu_init();
   switch (instruction) {
-    case FlushInstruction::kClflushopt:
-      return __builtin_cpu_supports("clflushopt");
-    case FlushInstruction::kClwb:
-      return __builtin_cpu_supports("clwb");
-    default:
-      return true;  // clflush is part of SSE2, i.e. of every x86-64 CPU
+    case FlushInstruction::kClflushopt: return __builtin_cpu_supports("clflushopt");
+    case FlushInstruction::kClwb: return __builtin_cpu_supports("clwb");
+    default: return true;  // clflush is part of SSE2, i.e. of every x86-64 CPU
   }
 }
 
@@ -101,9 +98,9 @@ Registry& registry() {
 
 struct ThreadCounters {
   std::array<AtomicCounters, kKinds> by_kind;
-  int depth = 0;                    // nesting of OpScopes
-  OpKind kind = OpKind::kOther;     // the outermost scope's kind
-  std::uint64_t scope_lines = 0;    // flushed inside the current outermost scope
+  int depth = 0;                  // nesting of OpScopes
+  OpKind kind = OpKind::kOther;   // the outermost scope's kind
+  std::uint64_t scope_lines = 0;  // flushed inside the current outermost scope
   std::uint64_t scope_fences = 0;
 
   ThreadCounters() {
@@ -143,14 +140,10 @@ FlushInstruction active_flush_instruction() noexcept {
 
 std::string_view flush_instruction_name(FlushInstruction instruction) noexcept {
   switch (instruction) {
-    case FlushInstruction::kAuto:
-      return "auto";
-    case FlushInstruction::kClflush:
-      return "clflush";
-    case FlushInstruction::kClflushopt:
-      return "clflushopt";
-    case FlushInstruction::kClwb:
-      return "clwb";
+    case FlushInstruction::kAuto: return "auto";
+    case FlushInstruction::kClflush: return "clflush";
+    case FlushInstruction::kClflushopt: return "clflushopt";
+    case FlushInstruction::kClwb: return "clwb";
   }
   return "unknown";
 }
@@ -178,15 +171,9 @@ void flush_lines(const void* addr, std::size_t len, OpKind kind) noexcept {
   const char* e = reinterpret_cast<const char*>(end);
   const std::uint32_t latency = g_latency_ns.load(std::memory_order_relaxed);
   switch (g_instruction.load(std::memory_order_relaxed)) {
-    case FlushInstruction::kClwb:
-      flush_clwb(p, e, latency);
-      break;
-    case FlushInstruction::kClflushopt:
-      flush_clflushopt(p, e, latency);
-      break;
-    default:
-      flush_clflush(p, e, latency);
-      break;
+    case FlushInstruction::kClwb: flush_clwb(p, e, latency); break;
+    case FlushInstruction::kClflushopt: flush_clflushopt(p, e, latency); break;
+    default: flush_clflush(p, e, latency); break;
   }
   const std::uint64_t lines = (end - first + kCacheLine - 1) / kCacheLine;
   ThreadCounters& counters = local();
@@ -271,19 +258,13 @@ void OpScope::set_kind(OpKind kind) noexcept {
 
 std::string_view op_kind_name(OpKind kind) noexcept {
   switch (kind) {
-    case OpKind::kInsert:
-      return "insert";
-    case OpKind::kUpdate:
-      return "update";
-    case OpKind::kDelete:
-      return "delete";
-    case OpKind::kItem:
-      return "item";
-    case OpKind::kRecovery:
-      return "recovery";
+    case OpKind::kInsert: return "insert";
+    case OpKind::kUpdate: return "update";
+    case OpKind::kDelete: return "delete";
+    case OpKind::kItem: return "item";
+    case OpKind::kRecovery: return "recovery";
     case OpKind::kOther:
-    case OpKind::kCount:
-      break;
+    case OpKind::kCount: break;
   }
   return "other";
 }

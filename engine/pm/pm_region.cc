@@ -1,7 +1,6 @@
 // PmRegion: libpmem file mappings and DRAM regions, with flush/fence reported to a simulator.
 #include "engine/pm/pm_region.h"
 
-#include <libpmem.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -10,6 +9,8 @@
 #include <stdexcept>
 #include <system_error>
 #include <utility>
+
+#include <libpmem.h>
 
 #include "engine/pm/crash_simulator.h"
 #include "engine/pm/fault_injection.h"

@@ -1,13 +1,13 @@
 // Pool: the superblock of layout version 1 — formatting, validation and the run-time fields.
 #include "engine/pm/pool.h"
 
-#include <xxhash.h>
-
 #include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+
+#include <xxhash.h>
 
 namespace pmcached::pm {
 namespace {
@@ -21,18 +21,18 @@ constexpr std::size_t kEngineNameSize = 32;
 // flush_all's (time, cas) pair is double-buffered: the inactive slot is written and persisted,
 // then flush_select switches to it, so the pair changes atomically.
 struct Superblock {
-  char magic[8];                   // "PMCACHED", written last when formatting
-  std::uint32_t layout_version;    // kLayoutVersion
-  std::uint32_t reserved;          // 0
-  std::uint64_t pool_size;         // bytes of the whole pool
-  char engine[kEngineNameSize];    // NUL-padded engine name
-  std::uint64_t checksum;          // XXH64 of bytes [0, 56)
+  char magic[8];                 // "PMCACHED", written last when formatting
+  std::uint32_t layout_version;  // kLayoutVersion
+  std::uint32_t reserved;        // 0
+  std::uint64_t pool_size;       // bytes of the whole pool
+  char engine[kEngineNameSize];  // NUL-padded engine name
+  std::uint64_t checksum;        // XXH64 of bytes [0, 56)
   // Line 1: run-time fields.
-  std::uint64_t root;              // the engine's root offset (0 = none)
-  std::uint64_t clean;             // 1 after a clean shutdown, 0 while in use
+  std::uint64_t root;   // the engine's root offset (0 = none)
+  std::uint64_t clean;  // 1 after a clean shutdown, 0 while in use
   std::uint64_t cas_high_water;
-  std::uint64_t flush_select;      // which flush_slot is current (0 or 1)
-  std::int64_t flush_slot[2][2];   // {time, cas}
+  std::uint64_t flush_select;     // which flush_slot is current (0 or 1)
+  std::int64_t flush_slot[2][2];  // {time, cas}
 };
 static_assert(offsetof(Superblock, layout_version) == 8);
 static_assert(offsetof(Superblock, pool_size) == 16);
@@ -106,13 +106,12 @@ std::unique_ptr<Pool> Pool::open_file(const std::string& path, std::size_t size,
   return open_region(std::move(region), engine, "pool " + path);
 }
 
-std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region,
-                                        std::string_view engine) {
+std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::string_view engine) {
   return open_region(std::move(region), engine, "pool (in memory)");
 }
 
-std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region,
-                                        std::string_view engine, const std::string& where) {
+std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::string_view engine,
+                                        const std::string& where) {
   if (engine.empty() || engine.size() >= kEngineNameSize) {
     throw PoolError("engine name '" + std::string(engine) + "' is empty or too long for a pool");
   }
@@ -191,8 +190,8 @@ void Pool::set_cas_high_water(std::uint64_t cas) noexcept {
 std::int64_t Pool::flush_time() const noexcept {
   const Superblock* sb = superblock(*region_);
   const std::uint64_t slot = load(sb->flush_select) & 1;
-  return static_cast<std::int64_t>(load(*reinterpret_cast<const std::uint64_t*>(
-      &sb->flush_slot[slot][0])));
+  return static_cast<std::int64_t>(
+      load(*reinterpret_cast<const std::uint64_t*>(&sb->flush_slot[slot][0])));
 }
 
 std::uint64_t Pool::flush_cas() const noexcept {
@@ -213,9 +212,7 @@ void Pool::set_flush_state(std::int64_t time, std::uint64_t cas) noexcept {
   region_->store_u64_persist(&sb->flush_select, next);
 }
 
-void Pool::mark_in_use() noexcept {
-  region_->store_u64_persist(&superblock(*region_)->clean, 0);
-}
+void Pool::mark_in_use() noexcept { region_->store_u64_persist(&superblock(*region_)->clean, 0); }
 
 void Pool::mark_clean() noexcept {
   region_->sync();

@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/engine_mutex.h"
 #include "engine/engine_context.h"
+#include "engine/engine_mutex.h"
 #include "engine/engine_stats.h"
 #include "engine/index_engine.h"
 #include "engine/pm/allocator.h"

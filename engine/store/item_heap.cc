@@ -1,10 +1,10 @@
 #include "engine/store/item_heap.h"
 
-#include <xxhash.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include <xxhash.h>
 
 #include "engine/pm/allocator.h"
 #include "engine/pm/pool.h"
@@ -71,9 +71,7 @@ class PmHeap final : public ItemHeap {
     const std::uint64_t offset = allocator_.allocate(size);
     return offset == 0 ? nullptr : pool_.region().at<ItemHeader>(offset);
   }
-  void free(ItemHeader* item) noexcept override {
-    allocator_.free(pool_.region().offset_of(item));
-  }
+  void free(ItemHeader* item) noexcept override { allocator_.free(pool_.region().offset_of(item)); }
   ItemRef ref_of(const ItemHeader* item) const noexcept override {
     return pool_.region().offset_of(item);
   }

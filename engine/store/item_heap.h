@@ -1,7 +1,7 @@
 // ItemHeap: where the store's item records live — ordinary memory, or a persistent pool.
 //
-// The store builds a record (ItemHeader + key + value, engine/store/item.h) in a block from the heap,
-// seals it (checksum) and hands it to flush_before_publish(): it is written back with the
+// The store builds a record (ItemHeader + key + value, engine/store/item.h) in a block from the
+// heap, seals it (checksum) and hands it to flush_before_publish(): it is written back with the
 // index's first fence, so it is durable BEFORE the reference to it can be (pm_region.h,
 // "Publishing order"). A record is freed only after the index no longer refers to it. An
 // ItemRef is whatever the heap says: a pointer for DRAM, a pool offset for PM (stable across
@@ -18,8 +18,8 @@
 #include <utility>
 
 #include "engine/index_engine.h"
-#include "engine/store/item.h"
 #include "engine/pm/allocator.h"
+#include "engine/store/item.h"
 
 namespace pmcached::pm {
 class Pool;

@@ -38,10 +38,9 @@ void RecencyLists::unlink(List& list, ItemRef ref) noexcept {
     heap_.links(links.next).prev = links.prev;
   } else {
     list.tail = links.prev;
-    list.tail_stamp.store(
-        list.tail == kNoItem ? std::numeric_limits<std::uint64_t>::max()
-                             : heap_.links(list.tail).stamp,
-        std::memory_order_relaxed);
+    list.tail_stamp.store(list.tail == kNoItem ? std::numeric_limits<std::uint64_t>::max()
+                                               : heap_.links(list.tail).stamp,
+                          std::memory_order_relaxed);
   }
   links = pm::BlockLinks{};  // stamp 0: not listed
 }
@@ -79,8 +78,7 @@ void RecencyLists::replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noex
   }
 }
 
-bool RecencyLists::claim_oldest(std::size_t size_class, std::uint64_t stamp,
-                                Claim& out) noexcept {
+bool RecencyLists::claim_oldest(std::size_t size_class, std::uint64_t stamp, Claim& out) noexcept {
   List& list = lists_[size_class];
   std::lock_guard lock(list.mutex);
   const ItemRef ref = list.tail;

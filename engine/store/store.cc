@@ -239,8 +239,8 @@ Store::Store(const EngineFactory& make_engine, const Clock& clock, StoreOptions 
 
 Store::Store(const EngineFactory& make_engine, ItemHeap& heap, const Clock& clock,
              StoreOptions options)
-    : impl_(std::make_unique<Impl>(make_engine(context_for(heap)), nullptr, heap, clock,
-                                   options)) {}
+    : impl_(std::make_unique<Impl>(make_engine(context_for(heap)), nullptr, heap, clock, options)) {
+}
 
 Store::~Store() = default;
 

@@ -66,21 +66,21 @@ struct StoreRequest {
   std::string_view key;
   std::string_view value;
   std::uint32_t client_flags = 0;
-  std::int64_t exptime = 0;                  // as sent by the client (memcached rules)
-  std::uint64_t compare_cas = 0;             // kCas, or meta C(token); 0 = no check
-  std::optional<std::uint64_t> new_cas;      // meta E(token)
-  bool invalidate = false;                   // meta I: store as stale if cas is older
-  std::optional<std::int64_t> vivify_ttl;    // meta N(token) in append/prepend mode
-  bool binary_key = false;                   // ms b: the item echoes its key in base64
-  bool unlink_on_refusal = false;            // drop the old item if this one cannot be
-                                             // stored (too large, out of memory): memcached
-                                             // does so for ms in every mode (kSet always)
+  std::int64_t exptime = 0;                // as sent by the client (memcached rules)
+  std::uint64_t compare_cas = 0;           // kCas, or meta C(token); 0 = no check
+  std::optional<std::uint64_t> new_cas;    // meta E(token)
+  bool invalidate = false;                 // meta I: store as stale if cas is older
+  std::optional<std::int64_t> vivify_ttl;  // meta N(token) in append/prepend mode
+  bool binary_key = false;                 // ms b: the item echoes its key in base64
+  bool unlink_on_refusal = false;          // drop the old item if this one cannot be
+                                           // stored (too large, out of memory): memcached
+                                           // does so for ms in every mode (kSet always)
 };
 
 struct StoreOutcome {
   StoreStatus status = StoreStatus::kNotStored;
-  std::uint64_t cas = 0;          // cas of the stored item (0 if not stored)
-  std::size_t value_size = 0;     // size of the stored value (new size after append)
+  std::uint64_t cas = 0;       // cas of the stored item (0 if not stored)
+  std::size_t value_size = 0;  // size of the stored value (new size after append)
 };
 
 struct GetRequest {
@@ -98,21 +98,21 @@ struct GetRequest {
 
 struct GetOutcome {
   StoreStatus status = StoreStatus::kNotFound;  // kHit or kNotFound
-  bool won = false;           // meta W: this client should recache
-  bool stale = false;         // meta X
-  bool token_sent = false;    // meta Z: a win token was sent earlier
-  bool vivified = false;      // the item was created by this request
+  bool won = false;                             // meta W: this client should recache
+  bool stale = false;                           // meta X
+  bool token_sent = false;                      // meta Z: a win token was sent earlier
+  bool vivified = false;                        // the item was created by this request
   std::int64_t exptime_before = 0;  // the item's exptime before this request (0 if vivified)
 };
 
 struct DeleteRequest {
   std::string_view key;
-  std::uint64_t compare_cas = 0;          // meta C(token); 0 = no check
-  bool has_compare_cas = false;           // compare even a compare_cas of 0 (meta C0)
-  std::optional<std::uint64_t> new_cas;   // meta E(token)
-  bool invalidate = false;                // meta I: mark stale instead of removing
-  std::optional<std::int64_t> exptime;    // meta T(token), only with invalidate
-  bool drop_value = false;                // meta x: empty the value, keep the item
+  std::uint64_t compare_cas = 0;         // meta C(token); 0 = no check
+  bool has_compare_cas = false;          // compare even a compare_cas of 0 (meta C0)
+  std::optional<std::uint64_t> new_cas;  // meta E(token)
+  bool invalidate = false;               // meta I: mark stale instead of removing
+  std::optional<std::int64_t> exptime;   // meta T(token), only with invalidate
+  bool drop_value = false;               // meta x: empty the value, keep the item
 };
 
 enum class ArithmeticMode : std::uint8_t { kIncr, kDecr };
@@ -121,23 +121,23 @@ struct ArithmeticRequest {
   std::string_view key;
   ArithmeticMode mode = ArithmeticMode::kIncr;
   std::uint64_t delta = 1;
-  std::uint64_t compare_cas = 0;               // meta C(token)
-  std::optional<std::uint64_t> new_cas;        // meta E(token)
-  std::optional<std::int64_t> vivify_ttl;      // meta N(token): create on miss, with this
-                                               // exptime
-  std::uint64_t initial = 0;                   // meta J(token)
-  std::optional<std::int64_t> touch_exptime;   // meta T(token); as in memcached 1.6.18 only
-                                               // kept by an update that does not lengthen
-                                               // the number (not a created item)
+  std::uint64_t compare_cas = 0;              // meta C(token)
+  std::optional<std::uint64_t> new_cas;       // meta E(token)
+  std::optional<std::int64_t> vivify_ttl;     // meta N(token): create on miss, with this
+                                              // exptime
+  std::uint64_t initial = 0;                  // meta J(token)
+  std::optional<std::int64_t> touch_exptime;  // meta T(token); as in memcached 1.6.18 only
+                                              // kept by an update that does not lengthen
+                                              // the number (not a created item)
 };
 
 struct ArithmeticOutcome {
   StoreStatus status = StoreStatus::kNotFound;  // kStored, kNotFound, kExists, kNonNumeric, ...
   std::uint64_t value = 0;                      // the new value
   std::uint64_t cas = 0;
-  std::int64_t exptime = 0;                     // absolute; 0 = never
-  std::int64_t exptime_before = 0;              // before this request (0 if created)
-  bool created = false;                         // vivified by this request (meta N)
+  std::int64_t exptime = 0;         // absolute; 0 = never
+  std::int64_t exptime_before = 0;  // before this request (0 if created)
+  bool created = false;             // vivified by this request (meta N)
 };
 
 struct StoreOptions {
@@ -185,8 +185,7 @@ class Store {
   // A store whose records live in `heap` (a persistent pool's heap); the engine's context names
   // the heap's pool and allocator. The heap outlives the store. Throws what the engine's
   // factory throws (std::runtime_error for a corrupt index).
-  Store(const EngineFactory& make_engine, ItemHeap& heap, const Clock& clock,
-        StoreOptions options);
+  Store(const EngineFactory& make_engine, ItemHeap& heap, const Clock& clock, StoreOptions options);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;

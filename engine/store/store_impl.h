@@ -22,11 +22,11 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/pm/persistence.h"
 #include "engine/store/expiry.h"
 #include "engine/store/item.h"
 #include "engine/store/item_heap.h"
 #include "engine/store/lock_stripes.h"
-#include "engine/pm/persistence.h"
 #include "engine/store/recency_lists.h"
 #include "engine/store/store.h"
 #include "engine/store/store_plan.h"
@@ -213,8 +213,7 @@ struct Store::Impl {
   bool evict_oldest(std::size_t size_class) noexcept;
   // The eviction decision for `item`, the published record of `key` (its stripe is held): frees
   // it if dead, or (when evictions are allowed) if not referenced; clears the referenced bit.
-  bool age_out(std::string_view key, ItemHeader* item, Stripe& stripe,
-               std::int64_t now) noexcept;
+  bool age_out(std::string_view key, ItemHeader* item, Stripe& stripe, std::int64_t now) noexcept;
   // Orders records in the recency lists: grows with every stored record.
   std::uint64_t recency_stamp() const noexcept {
     return cas_counter.load(std::memory_order_relaxed);

@@ -36,15 +36,11 @@ RecordSpec request_record(const StoreRequest& request, std::int64_t now) noexcep
 StorePlan plan_absent(const StoreRequest& request, StoreMode mode, std::int64_t now) noexcept {
   switch (mode) {
     case StoreMode::kSet:
-    case StoreMode::kAdd:
-      return store(request_record(request, now));
-    case StoreMode::kCas:
-      return refuse(StoreStatus::kNotFound);
-    case StoreMode::kReplace:
-      return refuse(StoreStatus::kNotStored);
+    case StoreMode::kAdd: return store(request_record(request, now));
+    case StoreMode::kCas: return refuse(StoreStatus::kNotFound);
+    case StoreMode::kReplace: return refuse(StoreStatus::kNotStored);
     case StoreMode::kAppend:
-    case StoreMode::kPrepend:
-      break;
+    case StoreMode::kPrepend: break;
   }
   // ms N: an append to a miss creates the item with the N ttl.
   if (!request.vivify_ttl) return refuse(StoreStatus::kNotStored);
@@ -103,16 +99,12 @@ StorePlan plan_store(const StoreRequest& request, const std::optional<ExistingIt
   const StoreMode mode = effective_mode(request);
   if (!existing) return plan_absent(request, mode, now);
   switch (mode) {
-    case StoreMode::kAdd:
-      return refuse(StoreStatus::kNotStored, /*bump_existing=*/true);
+    case StoreMode::kAdd: return refuse(StoreStatus::kNotStored, /*bump_existing=*/true);
     case StoreMode::kSet:
-    case StoreMode::kReplace:
-      return store(request_record(request, now));
-    case StoreMode::kCas:
-      return plan_cas(request, *existing, now);
+    case StoreMode::kReplace: return store(request_record(request, now));
+    case StoreMode::kCas: return plan_cas(request, *existing, now);
     case StoreMode::kAppend:
-    case StoreMode::kPrepend:
-      break;
+    case StoreMode::kPrepend: break;
   }
   return plan_concat(request, mode, *existing, now, item_size_max);
 }

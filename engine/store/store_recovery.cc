@@ -3,8 +3,9 @@
 // Order: the engine repairs itself (e.g. WORT's header repair); the allocator rebuilds from
 // what is reachable (the engine's nodes, then every indexed item that is intact); corrupt items
 // (checksum failures) are unlinked and reported, while a broken structure (an index reference
-// that is not an allocated block) makes recover() throw, so the pool is refused, not served; the cas counter resumes above both the persisted high-water mark
-// and every item's cas; the flush_all state is restored from the superblock.
+// that is not an allocated block) makes recover() throw, so the pool is refused, not served; the
+// cas counter resumes above both the persisted high-water mark and every item's cas; the flush_all
+// state is restored from the superblock.
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -42,8 +43,8 @@ RecoveryReport Store::recover() {
     if (allocator.mark_reachable(offset, pm::BlockUse::kIndex)) {
       ++report.index_blocks;
     } else if (structural.empty()) {
-      structural = "index node at pool offset " + std::to_string(offset) +
-                   " is not an allocated block";
+      structural =
+          "index node at pool offset " + std::to_string(offset) + " is not an allocated block";
     }
   });
 
@@ -51,13 +52,13 @@ RecoveryReport Store::recover() {
   // does not fit its block, is not read further; a record whose checksum fails is unlinked.
   std::uint64_t max_cas = 0;
   std::uint64_t charged = 0;  // what the items take in the heap (the memory limit's unit)
-  std::vector<std::uint64_t> corrupt_blocks;  // marked blocks of corrupt items
+  std::vector<std::uint64_t> corrupt_blocks;              // marked blocks of corrupt items
   std::vector<std::pair<std::uint64_t, ItemRef>> intact;  // (cas, ref): the recency order
   s.engine->scan("", [&](std::string_view /*key*/, ItemRef ref) {
     if (!s.heap.plausible(ref) || !allocator.mark_reachable(ref)) {
       if (structural.empty()) {
-        structural = "the index refers to pool offset " + std::to_string(ref) +
-                     ", which is not an item";
+        structural =
+            "the index refers to pool offset " + std::to_string(ref) + ", which is not an item";
       }
       return false;
     }

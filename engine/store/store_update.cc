@@ -220,8 +220,9 @@ void Store::Impl::flush_all(std::int64_t delay_seconds) noexcept {
   // oldest_live becomes 0: no flush at all, also none pending or done before.
   const std::int64_t now = clock.now();
   const bool before_start = delay_seconds > kMaxRelativeExptime && delay_seconds <= process_started;
-  const std::int64_t new_oldest =
-      before_start ? 1 : delay_seconds > 0 ? to_absolute_exptime(delay_seconds, now) : now;
+  const std::int64_t new_oldest = before_start        ? 1
+                                  : delay_seconds > 0 ? to_absolute_exptime(delay_seconds, now)
+                                                      : now;
   const std::int64_t oldest_live = new_oldest - 1;
   const std::uint64_t oldest_cas = oldest_live <= now ? next_cas() : 0;
   flush_state.flush(oldest_live, oldest_cas);

@@ -1,5 +1,7 @@
 // WbTreeEngine: construction, node access, lookup, ordered scan, figures and the block walk.
 // See wbtree_factory.h.
+#include "engine/wbtree/wbtree_engine.h"
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -7,7 +9,6 @@
 #include <string>
 
 #include "engine/wbtree/wbtree_factory.h"
-#include "engine/wbtree/wbtree_engine.h"
 
 namespace pmcached::engine {
 namespace wbtree {
@@ -171,8 +172,8 @@ std::size_t WbTreeEngine::height() const noexcept {
   return levels;
 }
 
-void WbTreeEngine::walk(const std::function<void(std::uint64_t offset, BlockType type)>& visit)
-    const {
+void WbTreeEngine::walk(
+    const std::function<void(std::uint64_t offset, BlockType type)>& visit) const {
   std::vector<std::uint64_t> stack;
   if (root() != 0) stack.push_back(root());
   while (!stack.empty()) {

@@ -107,8 +107,8 @@ struct Inner {
   NodeHeader header;
   InnerEntry entries[kInnerFanout];
   // Derived, never flushed, recomputed by recovery (see above).
-  btree::KeyPrefix prefix;              // shared by every keyed in-use entry's key
-  std::uint32_t heads[kInnerFanout];    // heads[e]: entry e's key after the prefix
+  btree::KeyPrefix prefix;            // shared by every keyed in-use entry's key
+  std::uint32_t heads[kInnerFanout];  // heads[e]: entry e's key after the prefix
 };
 static_assert(sizeof(Inner) == 1200, "wbtree inner layout is 1200 bytes");
 // The bytes of an inner node that are persisted: all but its key heads.

@@ -1,16 +1,15 @@
 // WortEngine: construction and node helpers. See wort_factory.h.
-#include "engine/wort/wort_factory.h"
+#include "engine/wort/wort_engine.h"
 
 #include <cstring>
 
 #include "engine/pm/fault_injection.h"
-#include "engine/wort/wort_engine.h"
+#include "engine/wort/wort_factory.h"
 
 namespace pmcached::engine {
 namespace wort {
 
-WortEngine::WortEngine(const EngineContext& context)
-    : RadixEngine(context, kWortEngineName) {}
+WortEngine::WortEngine(const EngineContext& context) : RadixEngine(context, kWortEngineName) {}
 
 WortEngine::~WortEngine() = default;
 
@@ -26,7 +25,8 @@ std::uint64_t WortEngine::new_node(Header h) noexcept {
 }
 
 void WortEngine::persist_new_node(std::uint64_t offset) noexcept {
-  if (!pm::FaultInjection::active(pm::Fault::kSkipNewNodeFlush)) region_->flush(node(offset), sizeof(Node));
+  if (!pm::FaultInjection::active(pm::Fault::kSkipNewNodeFlush))
+    region_->flush(node(offset), sizeof(Node));
 }
 
 void WortEngine::free_node(std::uint64_t offset) noexcept { allocator_->free(offset); }

@@ -19,9 +19,9 @@
 #include <mutex>
 
 #include "engine/pm/persistence.h"
-#include "engine/wort/wort_factory.h"
 #include "engine/radix/radix_tree.h"
 #include "engine/wort/wort_engine.h"
+#include "engine/wort/wort_factory.h"
 
 namespace pmcached::engine::wort {
 

@@ -4,9 +4,9 @@
 #include <mutex>
 
 #include "engine/pm/persistence.h"
-#include "engine/wort/wort_factory.h"
 #include "engine/radix/radix_tree.h"
 #include "engine/wort/wort_engine.h"
+#include "engine/wort/wort_factory.h"
 
 namespace pmcached::engine::wort {
 
@@ -97,7 +97,7 @@ UpsertResult WortEngine::split(std::uint64_t* slot, std::uint64_t offset, Header
                                std::uint32_t mismatch) noexcept {
   // The node's real prefix nibbles.
   const std::string_view sample = radix::any_leaf_key(nodes_, offset);
-  const std::uint32_t cut = h.depth + mismatch;          // the new parent's branch
+  const std::uint32_t cut = h.depth + mismatch;  // the new parent's branch
   const std::uint64_t parent = new_node(Header::from_key(h.depth, mismatch, sample));
   if (parent == 0) return {UpsertStatus::kOutOfMemory, kNoItem};
   Node* p = node(parent);

@@ -40,8 +40,7 @@ TEST_P(ArtTransitionTest, TypesChangeWhereDocumented) {
   EXPECT_EQ(h.contents(), model);
 }
 
-INSTANTIATE_TEST_SUITE_P(Art, ArtTransitionTest, ::testing::ValuesIn(art_cases()),
-                         art_case_name);
+INSTANTIATE_TEST_SUITE_P(Art, ArtTransitionTest, ::testing::ValuesIn(art_cases()), art_case_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ArtTransitionTest);
 
 class ArtTypeTest : public ::testing::TestWithParam<std::string> {};

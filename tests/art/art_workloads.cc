@@ -94,7 +94,8 @@ std::vector<Transition> prefix_splits() {
     for (std::uint32_t byte : {3u, 5u}) {
       Transition t{"Split" + upper(node) + "AtByte" + std::to_string(byte) + "Under" +
                        upper(parent) + "Root",
-                   {}, {}};
+                   {},
+                   {}};
       make_root(t.ops, parent);
       put_leaves(t.ops, 0, children_for(node));
       const std::string diverging = be64(kBase + (std::uint64_t{1} << (8 * (7 - byte))));

@@ -20,9 +20,9 @@
 
 namespace pmcached::engine::radix::testing {
 
-[[nodiscard]] std::string leaf_key(std::uint64_t i);       // child i of the node at byte 6
-[[nodiscard]] std::string root_key(std::uint64_t b);       // root child b (b >= 1)
-[[nodiscard]] std::string end_key();                       // ends at byte 6: the END slot there
+[[nodiscard]] std::string leaf_key(std::uint64_t i);  // child i of the node at byte 6
+[[nodiscard]] std::string root_key(std::uint64_t b);  // root child b (b >= 1)
+[[nodiscard]] std::string end_key();                  // ends at byte 6: the END slot there
 
 // Children that make a node of `type` ("n4": 2, "n16": 5, "n48": 17, "n256": 49).
 [[nodiscard]] unsigned children_for(const std::string& type);

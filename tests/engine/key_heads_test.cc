@@ -69,15 +69,14 @@ TEST(KeyHeads, UpperBoundMatchesTheFullKeysAndReadsKeysOnlyOnTies) {
     for (int probe = 0; probe < 20; ++probe) {
       std::string key;
       switch (probe % 4) {
-        case 0: key = seps[rng() % seps.size()]; break;              // a separator itself
-        case 1: key = random_key(rng, stem, 5); break;                // shares the stem
+        case 0: key = seps[rng() % seps.size()]; break;  // a separator itself
+        case 1: key = random_key(rng, stem, 5); break;   // shares the stem
         case 2: key = random_key(rng, stem.substr(0, rng() % (stem.size() + 1)), 3); break;
-        default: key = random_key(rng, "", 8); break;                 // anything
+        default: key = random_key(rng, "", 8); break;  // anything
       }
       unsigned reads = 0;
       const unsigned got = upper_bound(
-          prefix, key, 0, static_cast<unsigned>(seps.size()),
-          [&](unsigned p) { return heads[p]; },
+          prefix, key, 0, static_cast<unsigned>(seps.size()), [&](unsigned p) { return heads[p]; },
           [&](unsigned p) {
             ++reads;
             return std::string_view(seps[p]);

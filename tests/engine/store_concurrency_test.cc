@@ -95,18 +95,14 @@ TEST_F(StoreTest, ConcurrentMixedOperationsUnderEvictionKeepAccountingExact) {
             ASSERT_EQ(st, StoreStatus::kStored);
             break;
           }
-          case 2:
-            (void)get(key);
-            break;
+          case 2: (void)get(key); break;
           case 3: {
             DeleteRequest d;
             d.key = key;
             (void)store_->remove(d);
             break;
           }
-          case 4:
-            (void)put(key, "ab", StoreMode::kAppend);
-            break;
+          case 4: (void)put(key, "ab", StoreMode::kAppend); break;
           default: {
             GetRequest g;
             g.key = key;

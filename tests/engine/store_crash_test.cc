@@ -6,13 +6,13 @@
 //   - the command in flight at the crash is wholly present or wholly absent;
 //   - the allocator owns exactly the blocks that are reachable (no leak, no double owner).
 // A deliberately broken order (records published before they are persisted) must be caught.
-#include <gtest/gtest.h>
-
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "engine/open_store.h"
 #include "engine/pm/allocator.h"
@@ -44,13 +44,20 @@ using Model = std::map<std::string, Value>;
 // deletes, touches and a flush.
 std::vector<Op> workload() {
   return {
-      {Op::kSet, "alpha", "1", 7},        {Op::kSet, "alphabet", "two", 0},
-      {Op::kSet, "a", "x", 1},            {Op::kSet, "counter", "41", 0},
-      {Op::kIncr, "counter", "", 0},      {Op::kAppend, "alpha", "23", 0},
-      {Op::kSet, "alpha", "replaced", 9}, {Op::kDelete, "a", "", 0},
-      {Op::kTouch, "alphabet", "", 0},    {Op::kSet, "beta", std::string(300, 'b'), 3},
-      {Op::kDelete, "alphabet", "", 0},   {Op::kSet, "a", "back", 2},
-      {Op::kFlushAll, "", "", 0},         {Op::kSet, "after-flush", "kept", 5},
+      {Op::kSet, "alpha", "1", 7},
+      {Op::kSet, "alphabet", "two", 0},
+      {Op::kSet, "a", "x", 1},
+      {Op::kSet, "counter", "41", 0},
+      {Op::kIncr, "counter", "", 0},
+      {Op::kAppend, "alpha", "23", 0},
+      {Op::kSet, "alpha", "replaced", 9},
+      {Op::kDelete, "a", "", 0},
+      {Op::kTouch, "alphabet", "", 0},
+      {Op::kSet, "beta", std::string(300, 'b'), 3},
+      {Op::kDelete, "alphabet", "", 0},
+      {Op::kSet, "a", "back", 2},
+      {Op::kFlushAll, "", "", 0},
+      {Op::kSet, "after-flush", "kept", 5},
   };
 }
 
@@ -58,7 +65,9 @@ std::vector<Op> workload() {
 void apply(const Op& op, Model& model) {
   switch (op.kind) {
     case Op::kSet: model[op.key] = {op.value, op.flags}; break;
-    case Op::kAppend: if (model.count(op.key)) model[op.key].data += op.value; break;
+    case Op::kAppend:
+      if (model.count(op.key)) model[op.key].data += op.value;
+      break;
     case Op::kIncr:
       if (model.count(op.key)) {
         model[op.key].data = std::to_string(std::stoull(model[op.key].data) + 1);
@@ -193,8 +202,9 @@ class StoreCrashTest : public ::testing::TestWithParam<std::string> {
       return true;
     };
     if (!holds(acknowledged) && !(with_in_flight && holds(*with_in_flight))) {
-      *violation = "state after the crash is neither the acknowledged one nor that plus the "
-                   "command in flight";
+      *violation =
+          "state after the crash is neither the acknowledged one nor that plus the "
+          "command in flight";
     }
     restarted.expect_exact_ownership();
     // The store keeps working after recovery.

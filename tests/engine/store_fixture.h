@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/store/clock.h"
 #include "engine/open_store.h"
+#include "engine/store/clock.h"
 #include "engine/store/store.h"
 
 namespace pmcached::engine::testing {

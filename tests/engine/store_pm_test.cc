@@ -1,13 +1,13 @@
 // The store on a pool's heap: memory-full behaviour as memcached's (-M or eviction), measured
 // in the heap's real block sizes, for every persistent engine (the `persistent` engine suite,
 // engine_suites.h).
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <random>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "engine/open_store.h"
 #include "engine/pm/pm_region.h"
@@ -123,8 +123,8 @@ TEST_P(StorePmTest, TheMostRecentWritesSurviveMixedSizeOverwrites) {
     if (has(key_of_write(i), sizes[static_cast<std::size_t>(i)])) ++readable;
   }
   EXPECT_GT(checked, 100);
-  EXPECT_GE(readable * 100, checked * 95) << readable << " of the " << checked
-                                          << " most recent writes are readable";
+  EXPECT_GE(readable * 100, checked * 95)
+      << readable << " of the " << checked << " most recent writes are readable";
 }
 
 // Concurrent writers of mixed sizes on a full pool: none is refused. A block one writer frees in

@@ -9,8 +9,8 @@
 #include <xxhash.h>
 
 #include "engine/btree/btree_engine.h"
-#include "engine/fptree/fptree_leaf.h"
 #include "engine/fptree/fptree_engine.h"
+#include "engine/fptree/fptree_leaf.h"
 
 namespace pmcached::engine::fptree::testing {
 

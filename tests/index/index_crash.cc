@@ -51,8 +51,8 @@ Model model_after(const std::vector<Op>& ops, const Trace& t, std::size_t count)
   return m;
 }
 
-std::string crash_and_check(const std::string& engine, const std::vector<Op>& ops,
-                            std::uint64_t k, bool adversarial) {
+std::string crash_and_check(const std::string& engine, const std::vector<Op>& ops, std::uint64_t k,
+                            bool adversarial) {
   pm::CrashSimulator sim(kCrashRegionBytes);
   Harness h(engine, kCrashRegionBytes, &sim);
   sim.crash_at(k, adversarial, /*seed=*/k * 7919 + 1);

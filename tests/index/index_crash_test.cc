@@ -2,6 +2,8 @@
 // workloads crashed at EVERY persistence point (plain and adversarial) or, for the large one, at
 // random points; see index_crash.h for what is checked after each restart. A deliberately broken
 // persist order (engine/pm/fault_injection.h) must be caught.
+#include "tests/index/index_crash.h"
+
 #include <cstdint>
 #include <random>
 #include <string>
@@ -11,7 +13,6 @@
 
 #include "engine/pm/fault_injection.h"
 #include "tests/engine/engine_suites.h"
-#include "tests/index/index_crash.h"
 #include "tests/index/recovery_crash.h"
 
 namespace pmcached::engine::testing {
@@ -66,8 +67,7 @@ TEST_P(IndexCrashTest, LargeWorkloadSurvivesRandomCrashPoints) {
   EXPECT_GT(range.last - range.first, ops.size());
   for (int i = 0; i < 4; ++i) {
     const std::uint64_t k = range.first + 1 + rng() % (range.last - range.first);
-    EXPECT_EQ(crash_and_check(GetParam(), ops, k, /*adversarial=*/i % 2 == 1), "")
-        << "point " << k;
+    EXPECT_EQ(crash_and_check(GetParam(), ops, k, /*adversarial=*/i % 2 == 1), "") << "point " << k;
   }
 }
 

@@ -185,17 +185,12 @@ TEST_P(IndexTest, OrderedScanFromArbitraryPoints) {
   for (int i = 0; i < 400; ++i) {
     std::string from;
     switch (i % 4) {
-      case 0:
-        from = be64(rng() % 110000);
-        break;
-      case 1:
-        from = numbered("key", rng() % 6000);
-        break;
+      case 0: from = be64(rng() % 110000); break;
+      case 1: from = numbered("key", rng() % 6000); break;
       case 2:
         from = std::next(model_.begin(), static_cast<long>(rng() % model_.size()))->first;
         break;
-      default:
-        from = std::string(1 + rng() % 4, static_cast<char>(rng()));
+      default: from = std::string(1 + rng() % 4, static_cast<char>(rng()));
     }
     const std::size_t limit = 1 + rng() % 40;
     ASSERT_EQ(scan_engine(from, limit), scan_model(from, limit)) << "from #" << i;

@@ -2,8 +2,8 @@
 #include <map>
 #include <string>
 
-#include "tests/index/tree_report.h"
 #include "tests/fptree/fptree_inspect.h"
+#include "tests/index/tree_report.h"
 #include "tests/nvtree/nvtree_inspect.h"
 #include "tests/radix/radix_inspect.h"
 #include "tests/wbtree/wbtree_inspect.h"

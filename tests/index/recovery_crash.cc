@@ -45,9 +45,8 @@ std::vector<std::size_t> ops_changing_stat(const std::string& engine, const std:
   return changed;
 }
 
-RecoveryCrashResult crash_recovery_everywhere(const std::string& engine,
-                                              const std::vector<Op>& ops, std::uint64_t k,
-                                              bool adversarial) {
+RecoveryCrashResult crash_recovery_everywhere(const std::string& engine, const std::vector<Op>& ops,
+                                              std::uint64_t k, bool adversarial) {
   RecoveryCrashResult result;
   pm::CrashSimulator sim(kCrashRegionBytes);
   Trace t;
@@ -65,8 +64,8 @@ RecoveryCrashResult crash_recovery_everywhere(const std::string& engine,
   std::size_t done = 0;
   while (done < ops.size() && t.end[done] <= sim.durable_point()) ++done;
   const Model before = model_after(ops, t, done);
-  const Model after = done < ops.size() && t.begin[done] < k ? model_after(ops, t, done + 1)
-                                                             : before;
+  const Model after =
+      done < ops.size() && t.begin[done] < k ? model_after(ops, t, done + 1) : before;
   {
     pm::CrashSimulator counting(kCrashRegionBytes);
     Harness restart(engine, image, &counting);

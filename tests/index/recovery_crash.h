@@ -31,14 +31,13 @@ namespace pmcached::engine::testing {
                                                          std::string_view name);
 
 struct RecoveryCrashResult {
-  int failures = 0;               // restarts that broke the contract (each an ADD_FAILURE)
+  int failures = 0;                  // restarts that broke the contract (each an ADD_FAILURE)
   std::uint64_t restart_points = 0;  // persistence points of the first, uncrashed restart
 };
 
 // Crashes `ops` at point `k` (plain or adversarial), then crashes the restart at each of its
 // persistence points (plain and adversarial), restarts again and checks everything.
-RecoveryCrashResult crash_recovery_everywhere(const std::string& engine,
-                                              const std::vector<Op>& ops, std::uint64_t k,
-                                              bool adversarial);
+RecoveryCrashResult crash_recovery_everywhere(const std::string& engine, const std::vector<Op>& ops,
+                                              std::uint64_t k, bool adversarial);
 
 }  // namespace pmcached::engine::testing

@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/pm/fault_injection.h"
 #include "engine/pm/crash_simulator.h"
+#include "engine/pm/fault_injection.h"
 #include "engine/pm/persistence.h"
 #include "tests/index/index_crash.h"
 #include "tests/index/recovery_crash.h"

@@ -1,12 +1,12 @@
 // Allocator: sizes, no overlap against a model, heap full, rebuild, durability of headers.
 #include "engine/pm/allocator.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <map>
 #include <random>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "engine/pm/crash_simulator.h"
 
@@ -46,11 +46,11 @@ class Model {
 TEST(Allocator, AllocatesAndFreesSizesFromOneByteToOneMiB) {
   auto region = PmRegion::in_memory(heap_end_of(16));
   Allocator allocator(*region, kHeapBegin, region->size());
-  for (std::size_t size : {std::size_t{1}, std::size_t{16}, std::size_t{63}, std::size_t{64},
-                           std::size_t{65}, std::size_t{100}, std::size_t{1000}, std::size_t{4096},
-                           kMaxSmallBlock - 1, kMaxSmallBlock, kMaxSmallBlock + 1,
-                           std::size_t{100000}, kChunkSize - kChunkHeaderSize,
-                           kChunkSize - kChunkHeaderSize + 1, std::size_t{1} << 20}) {
+  for (std::size_t size :
+       {std::size_t{1}, std::size_t{16}, std::size_t{63}, std::size_t{64}, std::size_t{65},
+        std::size_t{100}, std::size_t{1000}, std::size_t{4096}, kMaxSmallBlock - 1, kMaxSmallBlock,
+        kMaxSmallBlock + 1, std::size_t{100000}, kChunkSize - kChunkHeaderSize,
+        kChunkSize - kChunkHeaderSize + 1, std::size_t{1} << 20}) {
     const std::uint64_t offset = allocator.allocate(size);
     ASSERT_NE(offset, 0u) << size;
     const std::size_t usable = allocator.block_size(offset);
@@ -103,8 +103,8 @@ TEST(Allocator, RandomisedAllocateFreeNeverOverlaps) {
       live.pop_back();
     } else {
       const std::size_t size = rng() % 100 < 95 ? 1 + rng() % 2000
-                               : rng() % 2 ? 1 + rng() % kMaxSmallBlock
-                                           : 1 + rng() % (600 * 1024);
+                               : rng() % 2      ? 1 + rng() % kMaxSmallBlock
+                                                : 1 + rng() % (600 * 1024);
       const std::uint64_t offset = allocator.allocate(size);
       if (offset == 0) continue;  // the heap is full for this size
       const std::size_t usable = allocator.block_size(offset);
@@ -219,11 +219,11 @@ TEST(Allocator, MarkReachableRejectsBadOffsets) {
   after.begin_rebuild();
   const std::size_t small_size = 112;
   EXPECT_FALSE(after.mark_reachable(0));
-  EXPECT_FALSE(after.mark_reachable(kHeapBegin));               // a chunk header
-  EXPECT_FALSE(after.mark_reachable(small + 8));                // inside a block
-  EXPECT_FALSE(after.mark_reachable(large + kChunkSize));       // inside a large block
-  EXPECT_FALSE(after.mark_reachable(large - kChunkHeaderSize));  // its header
-  EXPECT_FALSE(after.mark_reachable(region->size() + 64));      // beyond the heap
+  EXPECT_FALSE(after.mark_reachable(kHeapBegin));                         // a chunk header
+  EXPECT_FALSE(after.mark_reachable(small + 8));                          // inside a block
+  EXPECT_FALSE(after.mark_reachable(large + kChunkSize));                 // inside a large block
+  EXPECT_FALSE(after.mark_reachable(large - kChunkHeaderSize));           // its header
+  EXPECT_FALSE(after.mark_reachable(region->size() + 64));                // beyond the heap
   EXPECT_FALSE(after.mark_reachable(heap_end_of(7) + kChunkHeaderSize));  // unassigned chunk
   // The last block slot of the small chunk exists; one past it does not.
   const std::uint64_t slots = (kChunkSize - kChunkHeaderSize) / small_size;
@@ -263,8 +263,8 @@ TEST(Allocator, ChunkHeaderIsDurableBeforeItsBlockIsReturned) {
       live[i] = live.back();
       live.pop_back();
     } else {
-      const std::size_t size_wanted = rng() % 10 == 0 ? 1 + rng() % (3 * kChunkSize)
-                                                      : 1 + rng() % kMaxSmallBlock;
+      const std::size_t size_wanted =
+          rng() % 10 == 0 ? 1 + rng() % (3 * kChunkSize) : 1 + rng() % kMaxSmallBlock;
       const std::uint64_t offset = allocator.allocate(size_wanted);
       if (offset == 0) continue;
       // Block data written without persisting: a crash image never needs it.
@@ -284,13 +284,13 @@ TEST(Allocator, FreedLargeBlockDataIsNeverReadAsAHeader) {
   for (bool drop_by_rebuild : {false, true}) {
     auto region = PmRegion::in_memory(heap_end_of(6));
     Allocator allocator(*region, kHeapBegin, region->size());
-    const std::uint64_t a = allocator.allocate(64);                     // chunk 0
+    const std::uint64_t a = allocator.allocate(64);                                     // chunk 0
     const std::uint64_t large = allocator.allocate(3 * kChunkSize - kChunkHeaderSize);  // 1..3
     ASSERT_EQ(large, kHeapBegin + kChunkSize + kChunkHeaderSize);
     // Plant a copy of the run's own header at the start of its second chunk (block data).
     std::memcpy(region->base() + large + kChunkSize - kChunkHeaderSize,
                 region->base() + large - kChunkHeaderSize, kChunkHeaderSize);
-    const std::uint64_t b = allocator.allocate(200);                    // chunk 4
+    const std::uint64_t b = allocator.allocate(200);  // chunk 4
     ASSERT_EQ(b, kHeapBegin + 4 * kChunkSize + kChunkHeaderSize);
     if (drop_by_rebuild) {
       allocator.begin_rebuild();

@@ -1,9 +1,9 @@
 // CrashSimulator: what reaches the image, when, and the adversarial snapshot.
 #include "engine/pm/crash_simulator.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
+
+#include <gtest/gtest.h>
 
 #include "engine/pm/pm_region.h"
 
@@ -156,8 +156,8 @@ TEST(CrashSimulator, AdversarialCrashCatchesPublishingBeforeTheTargetIsFenced) {
     CrashSimulator sim(kSize);
     auto region = PmRegion::in_memory(kSize, &sim);
     sim.crash_at(1, true, seed);
-    *region->at<std::uint64_t>(1024) = 7;                   // the target
-    region->flush(region->at<std::uint64_t>(1024), 8);      // flushed, not fenced
+    *region->at<std::uint64_t>(1024) = 7;                           // the target
+    region->flush(region->at<std::uint64_t>(1024), 8);              // flushed, not fenced
     region->store_u64_persist(region->at<std::uint64_t>(0), 1024);  // the reference
     const std::vector<char>& image = *sim.crash_image();
     caught = image_u64(image, 0) == 1024 && image_u64(image, 1024) != 7;

@@ -1,19 +1,17 @@
 // Persistence primitives: instruction names, flush/fence counters per kind and per thread.
 #include "engine/pm/persistence.h"
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <future>
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace pmcached::pm {
 namespace {
 
-OpCounters counters_of(OpKind kind) {
-  return totals().by_kind[static_cast<std::size_t>(kind)];
-}
+OpCounters counters_of(OpKind kind) { return totals().by_kind[static_cast<std::size_t>(kind)]; }
 
 alignas(64) char g_buffer[1024];
 

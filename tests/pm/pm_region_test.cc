@@ -1,13 +1,13 @@
 // PmRegion: libpmem file mappings (create, reopen, errors) and DRAM regions.
 #include "engine/pm/pm_region.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include <gtest/gtest.h>
 
 #include "engine/pm/persistence.h"
 #include "engine/pm/pool.h"

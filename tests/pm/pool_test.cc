@@ -2,13 +2,13 @@
 // crashes during formatting.
 #include "engine/pm/pool.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include <gtest/gtest.h>
 
 #include "engine/pm/crash_simulator.h"
 

@@ -2,12 +2,12 @@
 //
 // This replaces the global operator new to count allocations, so it is its own executable
 // and is not built with sanitizers (they replace operator new themselves).
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <new>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "protocol/parser.h"
 
@@ -31,7 +31,8 @@ TEST(ParserAllocation, ParsingMakesNoHeapAllocationOnceWarm) {
       "set a 0 0 5\r\nhello\r\nget a b c\r\ngats 0 a b\r\ncas a 0 0 1 12345\r\nq\r\n"
       "incr n 5\r\ndelete a noreply\r\nflush_all 10\r\nstats items\r\n"
       "mg foo v s f t c k Oabc\r\nms Zm9v 2 b F1 T60 MA\r\nhi\r\nmd foo q C5\r\n"
-      "ma foo N0 J1 D2 MD v\r\nmn\r\nget " + std::string(40, 'k') + " b c d e f g h i j\r\n";
+      "ma foo N0 J1 D2 MD v\r\nmn\r\nget " +
+      std::string(40, 'k') + " b c d e f g h i j\r\n";
   Parser parser;
   Command c;
   auto parse_all = [&] {

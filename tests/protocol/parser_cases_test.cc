@@ -1,12 +1,12 @@
 // Runs every case of malformed_cases.txt (verified against memcached 1.6.18 by
 // verify_cases_against_memcached.py): the parser's replies to the case followed by "mn"
 // must be memcached's, byte for byte, whether the input arrives whole or byte by byte.
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/protocol/parser_test_util.h"
 

@@ -1,7 +1,7 @@
 // The classic text commands: every command and the fields it fills.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "tests/protocol/parser_test_util.h"
 
@@ -74,11 +74,10 @@ TEST(ClassicParse, SetWithData) {
 }
 
 TEST(ClassicParse, StorageCommandsAndNoreply) {
-  const std::pair<const char*, CommandKind> kinds[] = {
-      {"add", CommandKind::kAdd},
-      {"replace", CommandKind::kReplace},
-      {"append", CommandKind::kAppend},
-      {"prepend", CommandKind::kPrepend}};
+  const std::pair<const char*, CommandKind> kinds[] = {{"add", CommandKind::kAdd},
+                                                       {"replace", CommandKind::kReplace},
+                                                       {"append", CommandKind::kAppend},
+                                                       {"prepend", CommandKind::kPrepend}};
   for (const auto& [name, kind] : kinds) {
     Command c;
     const std::string input = std::string(name) + " k 1 -1 2 noreply\r\nab\r\n";
@@ -228,8 +227,8 @@ TEST(ClassicParse, KeyOf250BytesIsAcceptedAnd251Refused) {
   expect_complete(get, c);
   EXPECT_EQ(c.keys.at(0), k250);
   for (const std::string& line :
-       {"set " + k251 + " 0 0 1\r\n", "delete " + k251 + "\r\n",
-        "incr " + k251 + " 1\r\n", "touch " + k251 + " 1\r\n", "mg " + k251 + "\r\n"}) {
+       {"set " + k251 + " 0 0 1\r\n", "delete " + k251 + "\r\n", "incr " + k251 + " 1\r\n",
+        "touch " + k251 + " 1\r\n", "mg " + k251 + "\r\n"}) {
     const ParseResult r = parse_one(line, c);
     EXPECT_EQ(r.status, ParseStatus::kError) << line.substr(0, 6);
     EXPECT_EQ(r.error_reply, "CLIENT_ERROR bad command line format\r\n");
@@ -256,12 +255,26 @@ TEST(ClassicParse, RetrievalStopsAtAKeyTooLong) {
 
 // Odd lines memcached 1.6.18 accepts (each was checked against it): they must parse.
 TEST(ClassicParse, OddLinesMemcachedAccepts) {
-  for (const char* line :
-       {"gat 99999999999 a\r\n", "incr a 5\tz\r\n", "incr a \t5\r\n", "incr a 1 2\r\n",
-        "touch a 1 2\r\n", "delete a 0\r\n", "flush_all 0 0\r\n", "flush_all -1\r\n",
-        "verbosity 1 2\r\n", "version x\r\n", "quit x\r\n", "stats foo\r\n",
-        "shutdown x\r\n", "set a 0 0 1 norep\r\nx\r\n", "set a +5 0 1\r\nx\r\n",
-        "get a\r\r\n", "me a x y\r\n", "mn x y\r\n", "mg a v T-1\r\n", "mg a P L\r\n"}) {
+  for (const char* line : {"gat 99999999999 a\r\n",
+                           "incr a 5\tz\r\n",
+                           "incr a \t5\r\n",
+                           "incr a 1 2\r\n",
+                           "touch a 1 2\r\n",
+                           "delete a 0\r\n",
+                           "flush_all 0 0\r\n",
+                           "flush_all -1\r\n",
+                           "verbosity 1 2\r\n",
+                           "version x\r\n",
+                           "quit x\r\n",
+                           "stats foo\r\n",
+                           "shutdown x\r\n",
+                           "set a 0 0 1 norep\r\nx\r\n",
+                           "set a +5 0 1\r\nx\r\n",
+                           "get a\r\r\n",
+                           "me a x y\r\n",
+                           "mn x y\r\n",
+                           "mg a v T-1\r\n",
+                           "mg a P L\r\n"}) {
     Command c;
     const ParseResult r = parse_one(line, c);
     EXPECT_EQ(r.status, ParseStatus::kComplete) << line;

@@ -1,7 +1,7 @@
 // The meta commands: every command, every flag, base64 keys.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "tests/protocol/parser_test_util.h"
 

@@ -1,10 +1,10 @@
 // The parser as a connection drives it: pipelines, input split at every byte boundary,
 // swallowing a refused data block across reads, the long-line close and Command reuse.
 // (No heap allocation per command: parser_allocation_test.cc.)
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/protocol/parser_test_util.h"
 
@@ -60,7 +60,7 @@ std::string mixed_pipeline() {
   input += "bogus\r\n";
   input += "set a 0 0 1\r\nxy\r\n";  // bad data chunk, then "\n" is an empty line
   input += "set big 0 0 100\r\n" + std::string(100, 'z') + "\r\n";  // too large: swallowed
-  input += "ms big 70 T0\r\n" + std::string(70, 'y') + "\r\n";     // too large: swallowed
+  input += "ms big 70 T0\r\n" + std::string(70, 'y') + "\r\n";      // too large: swallowed
   input += "get after\r\n";
   input += "quit\r\n";
   return input;
@@ -173,13 +173,12 @@ TEST(ParserStream, TooLargeWinsOverABadDataChunk) {
 TEST(ParserStream, RefusedMetaSetKeepsItsDecodedKey) {
   ParserLimits limits;
   limits.item_size_max = 80;
-  const StreamResult out = run_stream("ms Zm9v 30 b\r\n" + std::string(30, 'v') + "\r\n", 1,
-                                      limits);
+  const StreamResult out =
+      run_stream("ms Zm9v 30 b\r\n" + std::string(30, 'v') + "\r\n", 1, limits);
   ASSERT_EQ(out.events.size(), 2u);
   EXPECT_EQ(out.events[0], "S 46");
-  EXPECT_TRUE(out.events[1].starts_with("T kind=" +
-                                        std::to_string(static_cast<int>(CommandKind::kMetaSet)) +
-                                        " key=foo "))
+  EXPECT_TRUE(out.events[1].starts_with(
+      "T kind=" + std::to_string(static_cast<int>(CommandKind::kMetaSet)) + " key=foo "))
       << out.events[1];
 }
 

@@ -11,9 +11,9 @@ void append_meta(std::ostringstream& out, const MetaFlags& m) {
   out << " flags=[";
   for (const MetaFlag& flag : m.in_order) out << flag.letter << flag.token << ';';
   out << "] b" << m.base64_key << " c" << m.return_cas << " f" << m.return_flags << " h"
-      << m.return_hit << " k" << m.return_key << " l" << m.return_last_access << " q"
-      << m.quiet << " s" << m.return_size << " t" << m.return_ttl << " u" << m.no_bump
-      << " v" << m.return_value << " I" << m.invalidate;
+      << m.return_hit << " k" << m.return_key << " l" << m.return_last_access << " q" << m.quiet
+      << " s" << m.return_size << " t" << m.return_ttl << " u" << m.no_bump << " v"
+      << m.return_value << " I" << m.invalidate;
   if (m.has_opaque) out << " O=" << m.opaque;
   if (m.has_compare_cas) out << " C=" << m.compare_cas;
   if (m.has_client_flags) out << " F=" << m.client_flags;
@@ -34,8 +34,7 @@ std::string describe(const Command& c) {
   out << "] flags=" << c.client_flags << " exptime=" << c.exptime << " cas=" << c.cas_unique
       << " delta=" << c.delta << " delay=" << c.delay << " verbosity=" << c.verbosity
       << " noreply=" << c.noreply << " too_large=" << c.too_large << " data=" << c.data.size()
-      << ':' << c.data
-      << " stats=" << c.stats_group;
+      << ':' << c.data << " stats=" << c.stats_group;
   append_meta(out, c.meta);
   return out.str();
 }
@@ -103,8 +102,7 @@ StreamResult run_stream(std::string_view input, std::size_t chunk, ParserLimits 
             out.events.push_back("S " + std::to_string(r.consumed));
           }
           break;
-        case ParseStatus::kNeedMore:
-          break;
+        case ParseStatus::kNeedMore: break;
       }
       buffer.erase(0, r.consumed);
       if (out.closed) break;

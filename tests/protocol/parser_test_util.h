@@ -5,12 +5,12 @@
 // Thread safety: plain functions over local data.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "protocol/command.h"
 #include "protocol/parser.h"
@@ -26,9 +26,9 @@ struct StreamResult {
   std::string replies;  // error replies in order; "MN\r\n" for each mn and the server's
                         // "SERVER_ERROR object too large for cache" for a too_large command
                         // without noreply (like memcached)
-  std::vector<std::string> events;    // "C <describe>", "T <describe>" (too_large),
-                                      // "E <reply>", "S <bytes>" in order
-  bool closed = false;                // the parser asked to close
+  std::vector<std::string> events;  // "C <describe>", "T <describe>" (too_large),
+                                    // "E <reply>", "S <bytes>" in order
+  bool closed = false;              // the parser asked to close
 };
 
 // Feeds `input` to a fresh Parser in chunks of `chunk` bytes (0 = all at once), keeping

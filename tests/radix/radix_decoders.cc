@@ -34,8 +34,9 @@ void decode_n4(const art::Node4& n, NodeView& v) {
     const unsigned key = art::n4_key(word, j);
     const unsigned slot = art::n4_slot(word, j);
     if (j >= count) {
-      if (key != 0 || slot != 0) v.problems.push_back("N4 unused entry " + std::to_string(j) +
-                                                      " not zero (entries must be 0..count-1)");
+      if (key != 0 || slot != 0)
+        v.problems.push_back("N4 unused entry " + std::to_string(j) +
+                             " not zero (entries must be 0..count-1)");
       continue;
     }
     if (slot > 4) {
@@ -103,8 +104,7 @@ NodeView decode_wort_node(const pm::PmRegion& region, std::uint64_t offset, bool
   return v;
 }
 
-NodeView decode_art_node(const pm::PmRegion& region, std::uint64_t offset, bool is_root,
-                         bool cow) {
+NodeView decode_art_node(const pm::PmRegion& region, std::uint64_t offset, bool is_root, bool cow) {
   NodeView v;
   v.type = "art?";
   v.depth_in_header = !cow;
@@ -121,15 +121,9 @@ NodeView decode_art_node(const pm::PmRegion& region, std::uint64_t offset, bool 
   set_header<8>(v, base->header);
   v.end_slot = base->end_slot;
   switch (static_cast<art::NodeType>(base->type)) {
-    case art::NodeType::kN4:
-      decode_n4(*region.at<art::Node4>(offset), v);
-      break;
-    case art::NodeType::kN16:
-      decode_n16(*region.at<art::Node16>(offset), v, cow);
-      break;
-    case art::NodeType::kN48:
-      decode_n48(*region.at<art::Node48>(offset), v);
-      break;
+    case art::NodeType::kN4: decode_n4(*region.at<art::Node4>(offset), v); break;
+    case art::NodeType::kN16: decode_n16(*region.at<art::Node16>(offset), v, cow); break;
+    case art::NodeType::kN48: decode_n48(*region.at<art::Node48>(offset), v); break;
     case art::NodeType::kN256: {
       const auto* n = region.at<art::Node256>(offset);
       for (unsigned i = 0; i < 256; ++i) {
@@ -142,8 +136,7 @@ NodeView decode_art_node(const pm::PmRegion& region, std::uint64_t offset, bool 
   const unsigned min = (is_root && base->type == 1) ? 0 : info->min_children;
   if (count < min || count > info->capacity) {
     v.problems.push_back(std::to_string(count) + " children outside the " + info->name +
-                         " bounds " + std::to_string(min) + ".." +
-                         std::to_string(info->capacity));
+                         " bounds " + std::to_string(min) + ".." + std::to_string(info->capacity));
   }
   v.readable = true;
   return v;

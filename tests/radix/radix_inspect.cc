@@ -128,8 +128,7 @@ class Inspector {
 
 }  // namespace
 
-TreeReport inspect_tree(const pm::PmRegion& region, std::uint64_t root,
-                        const NodeDecoder& decode) {
+TreeReport inspect_tree(const pm::PmRegion& region, std::uint64_t root, const NodeDecoder& decode) {
   TreeReport report;
   if (root == 0) return report;
   if (is_leaf(root)) {

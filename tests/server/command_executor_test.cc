@@ -2,9 +2,9 @@
 // reply bytes out, with a manual clock. Socket behaviour is covered by tests/integration.
 #include "server/command_executor.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "engine/open_store.h"
 #include "protocol/parser.h"

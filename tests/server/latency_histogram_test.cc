@@ -1,12 +1,12 @@
 #include "server/latency_histogram.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace pmcached::server {
 namespace {

@@ -1,8 +1,8 @@
 #include "server/maintenance_cadence.h"
 
-#include <gtest/gtest.h>
-
 #include <cstddef>
+
+#include <gtest/gtest.h>
 
 namespace pmcached::server {
 namespace {

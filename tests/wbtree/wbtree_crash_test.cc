@@ -77,9 +77,8 @@ TEST(WbTreeCrash, RootLeafSplitSurvivesEveryCrashPoint) {
 
 TEST(WbTreeCrash, LeafSplitBelowTheRootSurvivesEveryCrashPoint) {
   const std::vector<Op> ops = ascending(1, 80);
-  const std::vector<std::size_t> splits =
-      minus(ops_changing_stat(kEngine, ops, "leaf_splits"),
-            ops_changing_stat(kEngine, ops, "root_splits"));
+  const std::vector<std::size_t> splits = minus(ops_changing_stat(kEngine, ops, "leaf_splits"),
+                                                ops_changing_stat(kEngine, ops, "root_splits"));
   ASSERT_EQ(splits.size(), 1u);
   EXPECT_EQ(crash_everywhere(kEngine, ops, {.quiet = false, .crash_ops = splits}), 0);
 }
