@@ -21,12 +21,14 @@ FRONT_DOOR = "engine/open_store.h"
 RULES = [
     ("engine/pm/", ("engine/",), "pm knows nothing of items or engines",
      ("engine/pm/",)),
+    ("engine/buffer/", ("engine/",), "the buffer layer knows nothing of items or engines",
+     ("engine/pm/", "engine/buffer/")),
     ("engine/store/", ENGINES + (REGISTRY, FRONT_DOOR), "the store knows no engine", ()),
     (ENGINES, ("engine/store/", REGISTRY, FRONT_DOOR, "server/", "protocol/"),
      "engines know no store, registry or server", ()),
     ("protocol/", ("engine/", "server/"), "protocol/ does no I/O and knows no store", ()),
     ("config/", ("engine/", "server/", "protocol/"), "config knows only options", ()),
-    ("server/", ("engine/pm/",) + ENGINES + (REGISTRY,),
+    ("server/", ("engine/pm/", "engine/buffer/") + ENGINES + (REGISTRY,),
      "the server reaches the store through open_store only", ()),
 ]
 
