@@ -78,10 +78,9 @@ class RecordEngine {
 
   // Visits keys >= `from` in key order until `visit` returns false, with the first
   // min(`prefix`, record size) bytes of each record. Views are valid only during the call.
-  virtual void scan(
-      std::string_view from, std::size_t prefix,
-      const std::function<bool(std::string_view key, std::span<const std::byte> head)>& visit)
-      const = 0;
+  virtual void scan(std::string_view from, std::size_t prefix,
+                    const std::function<bool(std::string_view key,
+                                             std::span<const std::byte> head)>& visit) const = 0;
 
   [[nodiscard]] virtual std::size_t size() const noexcept = 0;
   [[nodiscard]] virtual std::vector<EngineStat> stats() const = 0;
