@@ -138,9 +138,8 @@ void Store::Impl::save_hints(ItemHeader& item) noexcept {
 void Store::Impl::scan_keys(std::string_view from,
                             const std::function<bool(std::string_view key)>& visit) {
   if (records) {
-    records->scan(from, 0, [&](std::string_view key, std::span<const std::byte>) {
-      return visit(key);
-    });
+    records->scan(from, 0,
+                  [&](std::string_view key, std::span<const std::byte>) { return visit(key); });
     return;
   }
   engine->scan(from, [&](std::string_view key, ItemRef) { return visit(key); });
