@@ -9,7 +9,7 @@
 // Unit: a 16-byte UnitHeader {u64 lsn of its first byte, u32 length, u32 XXH32}, then records
 // {u16 type, u16 reserved (0), u32 body length, body padded with zeros to 8 bytes}; a unit whose
 // records end 8 bytes short of a multiple of 16 (kUnitAlign) ends with a filler record header
-// {0, kFiller, 0}, so `length` is a multiple of 16 and no record is ever mistaken for padding.
+// {0, kFiller, 0}, so `length` is a multiple of 16 and no tail is ever read as an empty record.
 // Because every unit is a multiple of 16, so is the room left before the region's end, and a
 // 16-byte marker always fits there. The low bits of `length` (free, as it is a multiple of 16)
 // mark the two marker units, which carry no records and whose checksum covers their header only:
