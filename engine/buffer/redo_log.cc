@@ -149,9 +149,8 @@ std::unique_ptr<RedoLog> RedoLog::create(pm::Pool& pool, pm::Allocator& allocato
   // chunks, which starts cache-line aligned. Both blocks count as index blocks, so the store's
   // chunk evacuation (item chunks only) never picks them.
   const std::uint64_t root_at = allocator.allocate(sizeof(RootBlock), pm::BlockUse::kIndex);
-  const std::uint64_t region_at =
-      allocator.allocate(std::max<std::uint64_t>(size, pm::kMaxSmallBlock + 1),
-                         pm::BlockUse::kIndex);
+  const std::uint64_t region_at = allocator.allocate(
+      std::max<std::uint64_t>(size, pm::kMaxSmallBlock + 1), pm::BlockUse::kIndex);
   if (root_at == 0 || region_at == 0) {
     if (root_at != 0) allocator.free(root_at);
     if (region_at != 0) allocator.free(region_at);
@@ -203,7 +202,8 @@ Lsn RedoLog::append(std::span<const LogRecord> records) {
   const std::optional<RedoLogTail::Reservation> r = m.tail.reserve(length);
   if (!r) return 0;
   if (r->padding != 0) {
-    redo::encode_marker(m.base + r->start % m.size, r->start, r->padding, redo::kPaddingFlag, m.seed);
+    redo::encode_marker(m.base + r->start % m.size, r->start, r->padding, redo::kPaddingFlag,
+                        m.seed);
   }
   redo::encode_unit(m.base + r->unit % m.size, r->unit, records, m.seed);
   m.tail.finish(r->ticket);
@@ -234,9 +234,7 @@ void RedoLog::commit(Lsn lsn) {
   m.group_flushes.fetch_add(1, std::memory_order_relaxed);
 }
 
-Lsn RedoLog::durable_lsn() const noexcept {
-  return impl_->durable.load(std::memory_order_acquire);
-}
+Lsn RedoLog::durable_lsn() const noexcept { return impl_->durable.load(std::memory_order_acquire); }
 Lsn RedoLog::end_lsn() const noexcept { return impl_->tail.end(); }
 Lsn RedoLog::checkpoint_lsn() const noexcept { return impl_->tail.checkpoint(); }
 

@@ -61,7 +61,7 @@ static_assert(sizeof(UnitHeader) == 16);
 inline constexpr std::size_t kUnitAlign = 16;
 inline constexpr std::size_t kUnitHeaderSize = sizeof(UnitHeader);
 inline constexpr std::size_t kRecordHeaderSize = 8;
-inline constexpr std::uint16_t kFiller = 1;  // the reserved field of the filler record header
+inline constexpr std::uint16_t kFiller = 1;       // the reserved field of the filler record header
 inline constexpr std::uint32_t kPaddingFlag = 1;  // flags in UnitHeader::length's low bits
 inline constexpr std::uint32_t kLapSkipFlag = 2;
 inline constexpr std::uint32_t kFlagMask = kUnitAlign - 1;

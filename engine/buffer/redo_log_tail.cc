@@ -32,8 +32,8 @@ std::optional<RedoLogTail::Reservation> RedoLogTail::reserve(std::uint64_t lengt
   const std::uint64_t room = size_ - start % size_;
   const std::uint64_t padding = room < length ? room : 0;
   const Lsn end = start + padding + length;
-  const Lsn in_use = end - checkpoint_.load(std::memory_order_relaxed) -
-                     skipped_.load(std::memory_order_relaxed);
+  const Lsn in_use =
+      end - checkpoint_.load(std::memory_order_relaxed) - skipped_.load(std::memory_order_relaxed);
   if (in_use > size_) return std::nullopt;
   pending_.push_back({end, false});
   end_.store(end, std::memory_order_release);

@@ -73,9 +73,9 @@ class RedoLogTail {
 
   const std::uint64_t size_;
   mutable std::mutex mutex_;
-  std::deque<Pending> pending_;    // reserved, in LSN order, from ticket first_ticket_
+  std::deque<Pending> pending_;  // reserved, in LSN order, from ticket first_ticket_
   std::uint64_t first_ticket_ = 0;
-  std::vector<Lsn> skips_;         // lap skips in [checkpoint, end), ascending
+  std::vector<Lsn> skips_;  // lap skips in [checkpoint, end), ascending
   std::atomic<Lsn> end_{0};
   std::atomic<Lsn> written_{0};
   std::atomic<Lsn> checkpoint_{0};

@@ -35,10 +35,9 @@ Step checkpoint(std::size_t unit) { return {Step::kCheckpoint, {}, unit}; }
 // Units of 64, 208 (two records), 336, 224, 928, 1232, 1536 (after 1104 bytes of padding: the
 // region is 4096), 48 and 96 bytes. The last one is never committed.
 std::vector<Step> first_workload() {
-  return {append({40}),   append({150, 10}), commit(1),   append({300}),
-          commit(2),      append({200}),     append({900}), append({1200}),
-          commit(5),      checkpoint(4),     append({1500}), append({20}),
-          commit(7),      checkpoint(6),     append({60})};
+  return {append({40}),   append({150, 10}), commit(1),      append({300}), commit(2),
+          append({200}),  append({900}),     append({1200}), commit(5),     checkpoint(4),
+          append({1500}), append({20}),      commit(7),      checkpoint(6), append({60})};
 }
 
 // After a restart: a unit, a commit, two more units (the second may need a checkpoint first to
@@ -56,8 +55,8 @@ struct Mark {
 // One life of the log: a new pool, or a restart from an image (replayed first), then `steps`.
 struct Life {
   std::uint64_t root = 0;
-  Lsn start_checkpoint = 0;   // the checkpoint LSN the life started with
-  std::vector<Unit> prefix;   // what its replay visited (a restart)
+  Lsn start_checkpoint = 0;  // the checkpoint LSN the life started with
+  std::vector<Unit> prefix;  // what its replay visited (a restart)
   std::vector<Unit> appended;
   std::vector<std::uint64_t> appended_at;  // persistence points when each unit was written
   std::vector<Mark> commits, checkpoints;
@@ -107,7 +106,8 @@ Life run_life(const std::vector<char>* image, std::uint64_t root, const std::vec
         EXPECT_NE(life.appended.back().end, 0u) << "the workload does not fit the log";
         // A checkpoint the append needed to find room.
         if (inst->log->checkpoint_lsn() != checkpoint) {
-          life.checkpoints.push_back({inst->log->checkpoint_lsn(), before, sim.persistence_points()});
+          life.checkpoints.push_back(
+              {inst->log->checkpoint_lsn(), before, sim.persistence_points()});
         }
         life.appended_at.push_back(sim.persistence_points());
         break;
@@ -133,8 +133,7 @@ Life run_life(const std::vector<char>* image, std::uint64_t root, const std::vec
 // Checks what `next` replayed against the life it restarted from, crashed at `point` (the
 // persistence point whose fence was draining, or after which the plain crash fell) with
 // `durable` the last point surely in the image. "" when the contract holds.
-std::string check(const Life& life, std::uint64_t point, std::uint64_t durable,
-                  const Life& next) {
+std::string check(const Life& life, std::uint64_t point, std::uint64_t durable, const Life& next) {
   std::ostringstream out;
   const std::vector<Unit> chain = life.chain();
   const Lsn c = next.start_checkpoint;

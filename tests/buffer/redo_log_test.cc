@@ -22,9 +22,7 @@ using testing::Unit;
 
 // The encoded size of a unit of one record of `body` bytes: header, record header, body padded
 // to 8, all padded to 16.
-std::uint64_t unit_length(std::size_t body) {
-  return (16 + 8 + (body + 7) / 8 * 8 + 15) / 16 * 16;
-}
+std::uint64_t unit_length(std::size_t body) { return (16 + 8 + (body + 7) / 8 * 8 + 15) / 16 * 16; }
 
 TEST(RedoLog, AppendReplayRoundTripAcrossRestart) {
   pm::CrashSimulator sim(testing::kPoolBytes);
@@ -34,7 +32,8 @@ TEST(RedoLog, AppendReplayRoundTripAcrossRestart) {
   const std::vector<std::vector<std::size_t>> shapes = {
       {0}, {1}, {7, 8, 9}, {}, {300}, {64, 0, 129}, {1000}, {16, 16, 16, 16, 16}};
   std::vector<Unit> units;
-  for (std::uint32_t i = 0; i < shapes.size(); ++i) units.push_back(a.append(make_records(i, shapes[i])));
+  for (std::uint32_t i = 0; i < shapes.size(); ++i)
+    units.push_back(a.append(make_records(i, shapes[i])));
   for (const Unit& u : units) ASSERT_NE(u.end, 0u);
   a.log->commit(units.back().end);
   EXPECT_EQ(a.log->durable_lsn(), units.back().end);
@@ -147,13 +146,15 @@ TEST(RedoLog, GroupCommitFromSeveralThreads) {
   constexpr int kThreads = 4;
   constexpr int kUnitsPerThread = 250;
   LogInstance a = LogInstance::fresh(1 << 20);
-  const pm::OpCounters log_before = pm::totals().by_kind[static_cast<std::size_t>(pm::OpKind::kLog)];
+  const pm::OpCounters log_before =
+      pm::totals().by_kind[static_cast<std::size_t>(pm::OpKind::kLog)];
   std::vector<std::thread> threads;
   std::atomic<int> not_durable{0};
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kUnitsPerThread; ++i) {
-        const Records records = make_records(static_cast<std::uint32_t>(t * 1000 + i), {std::size_t(24 + i % 50)});
+        const Records records =
+            make_records(static_cast<std::uint32_t>(t * 1000 + i), {std::size_t(24 + i % 50)});
         const Lsn end = a.log->append(testing::views(records));
         a.log->commit(end);
         if (end == 0 || a.log->durable_lsn() < end) not_durable.fetch_add(1);
@@ -184,7 +185,8 @@ TEST(RedoLog, GroupCommitFromSeveralThreads) {
     const int t = tag / 1000;
     const int seq = tag % 1000;
     EXPECT_EQ(seq, next_of_thread[t]++) << "thread " << t << " out of order or twice";
-    EXPECT_EQ(replayed[i].records, make_records(static_cast<std::uint32_t>(tag), {std::size_t(24 + seq % 50)}));
+    EXPECT_EQ(replayed[i].records,
+              make_records(static_cast<std::uint32_t>(tag), {std::size_t(24 + seq % 50)}));
   }
 }
 
@@ -345,9 +347,7 @@ TEST(RedoLog, CreateRefusesALogThePoolCannotHold) {
   EXPECT_EQ(log->stats().capacity, 102'400u);  // rounded to 4 KiB
 }
 
-TEST(RedoLog, CountsItsPersistenceAsLog) {
-  EXPECT_EQ(pm::op_kind_name(pm::OpKind::kLog), "log");
-}
+TEST(RedoLog, CountsItsPersistenceAsLog) { EXPECT_EQ(pm::op_kind_name(pm::OpKind::kLog), "log"); }
 
 }  // namespace
 }  // namespace pmcached::buffer
