@@ -12,8 +12,9 @@
 // have been taken anyway.
 //
 // Thread safety: on_hit() may be called from any thread at any time (fixes are concurrent) and
-// must be cheap (a relaxed store for the clocks). on_load(), on_evict() and pick_victim() are
-// called by one thread at a time (the buffer manager serialises them).
+// must be cheap (a relaxed store for the clocks). on_load(), on_evict(), pick_victim() and state()
+// are called by one thread at a time (the buffer manager serialises them); frames_examined() may
+// be read from any thread.
 #pragma once
 
 #include <cstddef>
@@ -43,8 +44,10 @@ class ReplacementPolicy {
 
   // A resident frame to evict, chosen by the policy among those `evictable` accepts, or
   // kNoFrame if it found none after looking at every resident frame (at most twice for the
-  // clocks). Does not remove the frame: the buffer manager calls on_evict() once the page is
-  // out, or nothing if it then could not evict it after all (the next call may pick it again).
+  // clocks, k + 1 times for GCLOCK). Does not remove the frame: the buffer manager calls
+  // on_evict() once the page is out, or nothing if it then could not evict it after all (the
+  // next call may pick it again). `evictable` must not block (LRU calls it holding the mutex
+  // that on_hit() takes); a try-latch is fine.
   [[nodiscard]] virtual FrameId pick_victim(
       const std::function<bool(FrameId)>& evictable) noexcept = 0;
 

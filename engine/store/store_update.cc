@@ -210,6 +210,7 @@ StoreStatus Store::Impl::touch(std::string_view key, std::int64_t exptime) noexc
   set_exptime(*item, to_absolute_exptime(exptime, now));
   item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;  // memcached's touch bumps
   item->last_access = now;
+  save_hints(*item);
   return StoreStatus::kTouched;
 }
 
@@ -226,7 +227,7 @@ void Store::Impl::flush_all(std::int64_t delay_seconds) noexcept {
   const std::int64_t oldest_live = new_oldest - 1;
   const std::uint64_t oldest_cas = oldest_live <= now ? next_cas() : 0;
   flush_state.flush(oldest_live, oldest_cas);
-  if (pm::Pool* pool = heap.pool()) {
+  if (pool != nullptr) {
     pool->set_flush_state(flush_state.oldest_live(), flush_state.oldest_cas());
   }
   cmd_flush.fetch_add(1, std::memory_order_relaxed);
