@@ -3,15 +3,17 @@
 namespace pmcached::engine::bptree {
 
 bool MetaPage::valid(const std::byte* page) noexcept {
-  return load<std::uint16_t>(page + kKindOffset) == static_cast<std::uint16_t>(NodeKind::kMeta) &&
-         load<std::uint16_t>(page + kKindOffset + 2) == kMetaVersion &&
-         load<std::uint64_t>(page + 24) == kMetaMagic;
+  return load_value<std::uint16_t>(page + kKindOffset) ==
+             static_cast<std::uint16_t>(NodeKind::kMeta) &&
+         load_value<std::uint16_t>(page + kKindOffset + 2) == kMetaVersion &&
+         load_value<std::uint64_t>(page + 24) == kMetaMagic;
 }
 
 MetaFields MetaPage::read(const std::byte* page) noexcept {
-  return MetaFields{load<std::uint64_t>(page + kRoot),      load<std::uint64_t>(page + kRootLevel),
-                    load<std::uint64_t>(page + kHighWater), load<std::uint64_t>(page + kFreeHead),
-                    load<std::uint64_t>(page + kFreeCount), load<std::uint64_t>(page + kItems)};
+  return MetaFields{
+      load_value<std::uint64_t>(page + kRoot),      load_value<std::uint64_t>(page + kRootLevel),
+      load_value<std::uint64_t>(page + kHighWater), load_value<std::uint64_t>(page + kFreeHead),
+      load_value<std::uint64_t>(page + kFreeCount), load_value<std::uint64_t>(page + kItems)};
 }
 
 void MetaPage::format(PageChanges& page, const MetaFields& fields) noexcept {

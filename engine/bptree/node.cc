@@ -49,8 +49,8 @@ void NodeWriter::init(NodeKind kind, unsigned level) noexcept {
   changes_.write(kKindOffset, header, sizeof header);
 }
 
-bool NodeWriter::insert(std::size_t index, std::string_view key,
-                        std::span<const std::byte> payload, std::uint16_t flags) noexcept {
+bool NodeWriter::insert(std::size_t index, std::string_view key, std::span<const std::byte> payload,
+                        std::uint16_t flags) noexcept {
   const bool inner = is_inner();
   const std::size_t record = record_size(inner, key.size(), payload.size());
   if (!fits(kSlotSize + record)) return false;
@@ -139,12 +139,13 @@ void NodeWriter::compact() noexcept {
 }
 
 void for_each_child_slot(std::byte* page, const std::function<void(std::uint64_t& slot)>& visit) {
-  if (load<std::uint16_t>(page + kKindOffset) != static_cast<std::uint16_t>(NodeKind::kInner)) {
+  if (load_value<std::uint16_t>(page + kKindOffset) !=
+      static_cast<std::uint16_t>(NodeKind::kInner)) {
     return;
   }
-  const std::size_t n = load<std::uint16_t>(page + kCountOffset);
+  const std::size_t n = load_value<std::uint16_t>(page + kCountOffset);
   for (std::size_t i = 0; i < n; ++i) {
-    const auto offset = load<std::uint16_t>(page + kSlotsOffset + kSlotSize * i);
+    const auto offset = load_value<std::uint16_t>(page + kSlotsOffset + kSlotSize * i);
     visit(*reinterpret_cast<std::uint64_t*>(page + offset));
   }
   visit(*reinterpret_cast<std::uint64_t*>(page + kLinkOffset));

@@ -89,7 +89,7 @@ inline constexpr std::size_t kMaxInnerEntry = entry_size(true, kMaxKeySize, 8);
 }
 
 template <typename T>
-[[nodiscard]] inline T load(const std::byte* at) noexcept {
+[[nodiscard]] inline T load_value(const std::byte* at) noexcept {
   T value;
   std::memcpy(&value, at, sizeof value);
   return value;
@@ -119,23 +119,27 @@ class Node {
   [[nodiscard]] const std::byte* page() const noexcept { return page_; }
   [[nodiscard]] std::size_t page_size() const noexcept { return page_size_; }
   [[nodiscard]] NodeKind kind() const noexcept {
-    return static_cast<NodeKind>(load<std::uint16_t>(page_ + kKindOffset));
+    return static_cast<NodeKind>(load_value<std::uint16_t>(page_ + kKindOffset));
   }
   [[nodiscard]] bool is_leaf() const noexcept { return kind() == NodeKind::kLeaf; }
   [[nodiscard]] bool is_inner() const noexcept { return kind() == NodeKind::kInner; }
   [[nodiscard]] std::size_t count() const noexcept {
-    return load<std::uint16_t>(page_ + kCountOffset);
+    return load_value<std::uint16_t>(page_ + kCountOffset);
   }
   [[nodiscard]] std::size_t data_start() const noexcept {
-    return load<std::uint32_t>(page_ + kDataStartOffset);
+    return load_value<std::uint32_t>(page_ + kDataStartOffset);
   }
   [[nodiscard]] std::size_t fragmented() const noexcept {
-    return load<std::uint32_t>(page_ + kFragmentedOffset);
+    return load_value<std::uint32_t>(page_ + kFragmentedOffset);
   }
-  [[nodiscard]] unsigned level() const noexcept { return load<std::uint16_t>(page_ + kLevelOffset); }
+  [[nodiscard]] unsigned level() const noexcept {
+    return load_value<std::uint16_t>(page_ + kLevelOffset);
+  }
   // Leaf: right sibling; inner: rightmost child (a plain page id only while unswizzled: read
   // children through BufferManager::child_id()).
-  [[nodiscard]] std::uint64_t link() const noexcept { return load<std::uint64_t>(page_ + kLinkOffset); }
+  [[nodiscard]] std::uint64_t link() const noexcept {
+    return load_value<std::uint64_t>(page_ + kLinkOffset);
+  }
 
   // Bytes between the slots and the records.
   [[nodiscard]] std::size_t free_contiguous() const noexcept {
@@ -149,7 +153,7 @@ class Node {
   }
 
   [[nodiscard]] Slot slot(std::size_t i) const noexcept {
-    return load<Slot>(page_ + kSlotsOffset + kSlotSize * i);
+    return load_value<Slot>(page_ + kSlotsOffset + kSlotSize * i);
   }
   [[nodiscard]] std::string_view key(std::size_t i) const noexcept {
     const Slot s = slot(i);

@@ -16,11 +16,13 @@ void encode_overflow_ref(const OverflowRef& ref, std::span<const std::byte> reco
 }
 
 OverflowRef decode_overflow_ref(std::span<const std::byte> payload) noexcept {
-  return OverflowRef{load<std::uint64_t>(payload.data()), load<std::uint64_t>(payload.data() + 8),
-                     load<std::uint64_t>(payload.data() + 16)};
+  return OverflowRef{load_value<std::uint64_t>(payload.data()),
+                     load_value<std::uint64_t>(payload.data() + 8),
+                     load_value<std::uint64_t>(payload.data() + 16)};
 }
 
-void write_overflow_page(PageChanges& page, PageId next, std::span<const std::byte> bytes) noexcept {
+void write_overflow_page(PageChanges& page, PageId next,
+                         std::span<const std::byte> bytes) noexcept {
   NodeWriter node(page);
   node.init(NodeKind::kOverflow, 0);
   page.store(kDataStartOffset, static_cast<std::uint32_t>(bytes.size()));
@@ -29,7 +31,7 @@ void write_overflow_page(PageChanges& page, PageId next, std::span<const std::by
 }
 
 std::span<const std::byte> overflow_bytes(const std::byte* page) noexcept {
-  return {page + kSlotsOffset, load<std::uint32_t>(page + kDataStartOffset)};
+  return {page + kSlotsOffset, load_value<std::uint32_t>(page + kDataStartOffset)};
 }
 
 }  // namespace pmcached::engine::bptree

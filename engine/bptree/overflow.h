@@ -42,7 +42,8 @@ inline constexpr std::size_t kOverflowRefSize = 24 + kOverflowPrefix;
   return page_size - kSlotsOffset;
 }
 // Pages the chain of a record of `size` bytes needs.
-[[nodiscard]] constexpr std::size_t overflow_pages(std::size_t size, std::size_t page_size) noexcept {
+[[nodiscard]] constexpr std::size_t overflow_pages(std::size_t size,
+                                                   std::size_t page_size) noexcept {
   const std::size_t rest = size > kOverflowPrefix ? size - kOverflowPrefix : 0;
   const std::size_t capacity = overflow_capacity(page_size);
   return (rest + capacity - 1) / capacity;

@@ -16,8 +16,8 @@ std::string_view shortest_separator(std::string_view left, std::string_view righ
   return right.substr(0, common_prefix(left, right) + 1);
 }
 
-std::size_t choose_split(std::span<const std::size_t> entry_bytes, std::size_t capacity,
-                         bool inner, const std::function<std::size_t(std::size_t)>& separator_size) {
+std::size_t choose_split(std::span<const std::size_t> entry_bytes, std::size_t capacity, bool inner,
+                         const std::function<std::size_t(std::size_t)>& separator_size) {
   const std::size_t n = entry_bytes.size();
   if (n < (inner ? 3u : 2u)) return 0;
   std::vector<std::size_t> prefix(n + 1, 0);  // prefix[k] = bytes of entries [0, k)

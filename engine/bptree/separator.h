@@ -28,8 +28,8 @@ namespace pmcached::engine::bptree {
 // Inner: k in [1, n - 1) gives left = [0, k), up = entry k, right = (k, n).
 // `separator_size(k)` is the size of the separator split point k sends up. Returns 0 if no split
 // point leaves both halves within `capacity` bytes.
-[[nodiscard]] std::size_t choose_split(std::span<const std::size_t> entry_bytes,
-                                       std::size_t capacity, bool inner,
-                                       const std::function<std::size_t(std::size_t)>& separator_size);
+[[nodiscard]] std::size_t choose_split(
+    std::span<const std::size_t> entry_bytes, std::size_t capacity, bool inner,
+    const std::function<std::size_t(std::size_t)>& separator_size);
 
 }  // namespace pmcached::engine::bptree

@@ -3,14 +3,14 @@
 // gives the new one).
 #include "engine/bptree/node.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "engine/bptree/meta_page.h"
 #include "engine/bptree/overflow.h"
@@ -147,11 +147,10 @@ TEST(NodeTest, KeysThatArePrefixesOfEachOtherSortShortestFirst) {
   TestPage page;
   page.writer().init(NodeKind::kLeaf, 0);
   // Equal heads ("a" and "a\0" both give 0x61000000) must fall back to the whole key.
-  const std::vector<std::string> keys = {std::string("a"),     std::string("a\0", 2),
-                                         std::string("a\0\0", 3), std::string("ab"),
-                                         std::string("abc"),   std::string("abcd"),
-                                         std::string("abcd\0", 5), std::string("abcde"),
-                                         std::string("abce"),  std::string("b")};
+  const std::vector<std::string> keys = {
+      std::string("a"),    std::string("a\0", 2), std::string("a\0\0", 3),  std::string("ab"),
+      std::string("abc"),  std::string("abcd"),   std::string("abcd\0", 5), std::string("abcde"),
+      std::string("abce"), std::string("b")};
   std::vector<std::string> shuffled = keys;
   std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(3));
   for (const auto& k : shuffled) ASSERT_TRUE(put(page.writer(), k, k));
@@ -220,8 +219,7 @@ TEST(NodeTest, InsertCompactsWhenOnlyDeadRecordsLeaveRoom) {
   ASSERT_TRUE(put(page.writer(), "big", std::string(300, 'b')));
   EXPECT_TRUE(page.replay_matches());
   EXPECT_EQ(page.node().fragmented(), 0u);
-  EXPECT_EQ(string_of(page.node().payload(page.node().search("big").index)),
-            std::string(300, 'b'));
+  EXPECT_EQ(string_of(page.node().payload(page.node().search("big").index)), std::string(300, 'b'));
   for (int i = 1; i < n; i += 2) {
     const SearchResult r = page.node().search("key" + std::to_string(1000 + i));
     ASSERT_TRUE(r.found) << i;
@@ -304,7 +302,7 @@ TEST(NodeTest, InnerChildReferencesStayAlignedWordsThroughCompaction) {
   for (const auto& [key, child] : model) {
     EXPECT_EQ(node.key(i), key);
     EXPECT_EQ(node.child_offset(i) % 8, 0u);
-    EXPECT_EQ(load<std::uint64_t>(node.page() + node.child_offset(i)), child);
+    EXPECT_EQ(load_value<std::uint64_t>(node.page() + node.child_offset(i)), child);
     expected.push_back(child);
     ++i;
   }
@@ -362,8 +360,8 @@ TEST(NodeTest, RandomOperationsAgreeWithAModel) {
           model[key] = value;
         } else {
           EXPECT_GT(entry_size(false, key.size(), value.size()),
-                    node.free_total() + (model.count(key) ? node.entry_bytes(node.search(key).index)
-                                                          : 0));
+                    node.free_total() +
+                        (model.count(key) ? node.entry_bytes(node.search(key).index) : 0));
         }
       }
       ASSERT_TRUE(page.replay_matches()) << "op " << op;

@@ -1,10 +1,10 @@
 // Split points and separators: the shortest separator near the middle, halves that fit.
 #include "engine/bptree/separator.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace pmcached::engine::bptree {
 namespace {
@@ -68,12 +68,12 @@ TEST(SeparatorTest, SplitBalancesBytesNotEntries) {
 TEST(SeparatorTest, InnerSplitSendsOneEntryUp) {
   std::vector<std::size_t> sizes(5, 100);
   std::vector<std::size_t> separator_sizes = {9, 9, 3, 9, 9};
-  const std::size_t k = choose_split(sizes, 1000, true,
-                                     [&](std::size_t i) { return separator_sizes[i]; });
+  const std::size_t k =
+      choose_split(sizes, 1000, true, [&](std::size_t i) { return separator_sizes[i]; });
   EXPECT_EQ(k, 2u);  // left [0, 2), up 2, right [3, 5)
-  EXPECT_EQ(choose_split(std::vector<std::size_t>(2, 100), 1000, true,
-                         [](std::size_t) { return 1; }),
-            0u);
+  EXPECT_EQ(
+      choose_split(std::vector<std::size_t>(2, 100), 1000, true, [](std::size_t) { return 1; }),
+      0u);
 }
 
 }  // namespace
