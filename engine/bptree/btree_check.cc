@@ -38,8 +38,8 @@ std::string BTree::check() const {
   state.seen.assign(f.high_water, 0);
   if (f.high_water <= kMetaPage) return "the high-water mark is below the meta page";
   state.seen[kMetaPage] = 1;
-  std::string error = check_node(state, f.root, static_cast<unsigned>(f.root_level), nullptr,
-                                 nullptr, true, false);
+  std::string error =
+      check_node(state, f.root, static_cast<unsigned>(f.root_level), nullptr, nullptr, true, false);
   if (!error.empty()) return error;
   for (std::size_t i = 0; i < state.leaves.size(); ++i) {
     const PageId expected = i + 1 < state.leaves.size() ? state.leaves[i + 1].first : 0;
@@ -58,6 +58,14 @@ std::string BTree::check() const {
     if (error = claim(state.seen, id, "free list"); !error.empty()) return error;
     const PageGuard page = buffers_.fix(id, LatchMode::kShared);
     id = Node(page.data(), page_size_).link();
+  }
+  if (f.stack_size > MetaPage::stack_capacity(page_size_)) return "the free stack overflows";
+  {
+    const PageGuard meta_page = buffers_.fix(kMetaPage, LatchMode::kShared);
+    for (std::size_t i = 0; i < f.stack_size; ++i) {
+      error = claim(state.seen, MetaPage::stack_entry(meta_page.data(), i), "free stack");
+      if (!error.empty()) return error;
+    }
   }
   if (free_pages != f.free_count) {
     return "the free list holds " + std::to_string(free_pages) + " pages, the meta page says " +
@@ -118,9 +126,12 @@ std::string BTree::check_node(CheckState& state, PageId id, unsigned level, cons
     return "";
   }
   for (std::size_t i = 0; i <= n; ++i) {
-    const std::string child_low = i == 0 ? (low ? *low : std::string()) : std::string(node.key(i - 1));
-    const std::string child_high = i == n ? (high ? *high : std::string()) : std::string(node.key(i));
-    const PageId child = buffers_.child_id(load_value<std::uint64_t>(page.data() + node.child_offset(i)));
+    const std::string child_low =
+        i == 0 ? (low ? *low : std::string()) : std::string(node.key(i - 1));
+    const std::string child_high =
+        i == n ? (high ? *high : std::string()) : std::string(node.key(i));
+    const PageId child =
+        buffers_.child_id(load_value<std::uint64_t>(page.data() + node.child_offset(i)));
     std::string error =
         check_node(state, child, level - 1, (i == 0 && low == nullptr) ? nullptr : &child_low,
                    (i == n && high == nullptr) ? nullptr : &child_high, false, n == 0);
@@ -131,7 +142,8 @@ std::string BTree::check_node(CheckState& state, PageId id, unsigned level, cons
 
 std::string BTree::check_chain(CheckState& state, std::span<const std::byte> ref_bytes) const {
   const OverflowRef ref = decode_overflow_ref(ref_bytes);
-  if (ref.size <= max_inline_payload(page_size_)) return "an overflow record small enough to inline";
+  if (ref.size <= max_inline_payload(page_size_))
+    return "an overflow record small enough to inline";
   std::size_t rest = ref.size - kOverflowPrefix;
   PageId id = ref.first;
   PageId last = buffer::kNoPage;

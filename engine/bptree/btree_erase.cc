@@ -64,12 +64,16 @@ bool BTree::erase_pessimistic(MiniTransaction& txn, std::string_view key) {
     Held child;
     Held sibling;
     if (has_sibling && left) {
-      sibling = Held(hold_exclusive(buffers_.fix_child(parent.guard, slot(j - 1), LatchMode::kExclusive)));
-      child = Held(hold_exclusive(buffers_.fix_child(parent.guard, slot(j), LatchMode::kExclusive)));
+      sibling = Held(
+          hold_exclusive(buffers_.fix_child(parent.guard, slot(j - 1), LatchMode::kExclusive)));
+      child =
+          Held(hold_exclusive(buffers_.fix_child(parent.guard, slot(j), LatchMode::kExclusive)));
     } else {
-      child = Held(hold_exclusive(buffers_.fix_child(parent.guard, slot(j), LatchMode::kExclusive)));
+      child =
+          Held(hold_exclusive(buffers_.fix_child(parent.guard, slot(j), LatchMode::kExclusive)));
       if (has_sibling) {
-        sibling = Held(hold_exclusive(buffers_.fix_child(parent.guard, slot(j + 1), LatchMode::kExclusive)));
+        sibling = Held(
+            hold_exclusive(buffers_.fix_child(parent.guard, slot(j + 1), LatchMode::kExclusive)));
       }
     }
     const Node c = child.node(page_size_);
@@ -175,7 +179,8 @@ void BTree::rebalance(WriteContext& w, std::size_t level) {
   if (entry_size(true, sep.size(), 8) > pn.free_total() + pn.entry_bytes(jl)) return;
   ScratchPage right_page(page_size_);
   if (inner) {
-    build_node(left_page, kind, node_level, all.first(k), load_value<std::uint64_t>(entries[k].payload.data()));
+    build_node(left_page, kind, node_level, all.first(k),
+               load_value<std::uint64_t>(entries[k].payload.data()));
     build_node(right_page, kind, node_level, all.subspan(k + 1), rn.link());
   } else {
     build_node(left_page, kind, node_level, all.first(k), right.id);

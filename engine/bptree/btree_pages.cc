@@ -17,8 +17,8 @@ void build_node(ScratchPage& scratch, NodeKind kind, unsigned level, std::span<c
   NodeWriter node(changes);
   node.init(kind, level);
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    [[maybe_unused]] const bool fits = node.insert(i, entries[i].key, entries[i].payload,
-                                                   entries[i].flags);
+    [[maybe_unused]] const bool fits =
+        node.insert(i, entries[i].key, entries[i].payload, entries[i].flags);
     assert(fits);
   }
   node.set_link(link);
@@ -59,7 +59,8 @@ bool BTree::reserve(WriteContext& w, std::size_t pages) {
   if (pages == 0) return true;
   const MetaFields f = MetaPage::read(meta_changes(w).page());
   const PageId max_pages = buffers_.file().max_pages();
-  const std::uint64_t room = f.free_count + (max_pages > f.high_water ? max_pages - f.high_water : 0);
+  const std::uint64_t room =
+      f.stack_size + f.free_count + (max_pages > f.high_water ? max_pages - f.high_water : 0);
   return pages <= room;
 }
 
@@ -67,21 +68,20 @@ PageChanges& BTree::allocate(WriteContext& w) {
   PageChanges& meta = meta_changes(w);
   const MetaFields f = MetaPage::read(meta.page());
   PageId id;
-  if (f.free_head != buffer::kNoPage) {
-    id = f.free_head;
-    PageId next;
+  if (f.stack_size > 0) {
+    id = MetaPage::stack_entry(meta.page(), f.stack_size - 1);
+    MetaPage::set(meta, MetaPage::kStackSize, f.stack_size - 1);
     if (PageChanges* held = w.txn.find(id)) {
-      // Freed earlier in this write (the writes avoid it: they allocate before they free).
-      next = Node(held->page(), page_size_).link();
-      MetaPage::set(meta, MetaPage::kFreeHead, next);
-      MetaPage::set(meta, MetaPage::kFreeCount, f.free_count - 1);
+      // Freed earlier in this write (writes avoid it: they allocate before they free).
       held->fill(kKindOffset, std::byte{0}, page_size_ - kKindOffset);
       held->mark_whole();
       return *held;
     }
+  } else if (f.free_head != buffer::kNoPage) {
+    id = f.free_head;
+    PageId next;
     {
-      // Free pages are latched only by the holder of the meta page (and briefly by a reader
-      // holding a stale root id, which lets go without waiting for anything).
+      // A page of a freed overflow chain: nothing latches it but the meta page's holder.
       const PageGuard page = buffers_.fix(id, LatchMode::kShared);
       next = Node(page.data(), page_size_).link();
     }
@@ -99,6 +99,11 @@ void BTree::free_page(WriteContext& w, PageChanges& page) {
   const MetaFields f = MetaPage::read(meta.page());
   NodeWriter node(page);
   node.init(NodeKind::kFree, 0);
+  if (f.stack_size < MetaPage::stack_capacity(page_size_)) {
+    MetaPage::set_stack_entry(meta, f.stack_size, page.id());
+    MetaPage::set(meta, MetaPage::kStackSize, f.stack_size + 1);
+    return;
+  }
   node.set_link(f.free_head);
   MetaPage::set(meta, MetaPage::kFreeHead, page.id());
   MetaPage::set(meta, MetaPage::kFreeCount, f.free_count + 1);
@@ -138,8 +143,7 @@ void BTree::free_overflow(WriteContext& w, std::span<const std::byte> ref_bytes)
   if (last == nullptr) last = &w.txn.track(buffers_.fix(ref.last, LatchMode::kExclusive));
   NodeWriter(*last).set_link(f.free_head);
   MetaPage::set(meta, MetaPage::kFreeHead, ref.first);
-  MetaPage::set(meta, MetaPage::kFreeCount,
-                f.free_count + overflow_pages(ref.size, page_size_));
+  MetaPage::set(meta, MetaPage::kFreeCount, f.free_count + overflow_pages(ref.size, page_size_));
 }
 
 bool BTree::patch_overflow(MiniTransaction& txn, PageChanges& leaf, std::size_t index,

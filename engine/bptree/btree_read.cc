@@ -19,8 +19,9 @@ bool BTree::formatted(BufferManager& buffers) {
 
 void BTree::format(MiniTransaction& txn) {
   constexpr PageId kFirstRoot = kMetaPage + 1;
-  PageChanges& meta = txn.track_new(buffers_.fix_new(kMetaPage));
+  // The meta page last, as in every write.
   PageChanges& root = txn.track_new(buffers_.fix_new(kFirstRoot));
+  PageChanges& meta = txn.track_new(buffers_.fix_new(kMetaPage));
   NodeWriter(root).init(NodeKind::kLeaf, 0);
   MetaPage::format(meta, MetaFields{kFirstRoot, 0, kFirstRoot + 1, buffer::kNoPage, 0, 0});
   set_root(kFirstRoot, 0);
@@ -93,8 +94,9 @@ PageGuard BTree::hold_exclusive(PageGuard page) {
   return page;
 }
 
-void BTree::copy_record(const std::byte* leaf, std::size_t index, std::size_t offset,
-                        std::size_t n, std::byte* out) const {
+void BTree::copy_record(const std::byte* leaf, std::size_t index, std::size_t offset, std::size_t n,
+                        std::byte* out) const {
+  if (n == 0) return;  // `out` may be null then
   const Node node(leaf, page_size_);
   const std::span<const std::byte> payload = node.payload(index);
   if ((node.flags(index) & kOverflowRecord) == 0) {

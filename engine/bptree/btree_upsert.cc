@@ -11,11 +11,11 @@ namespace {
 
 struct Placement {
   SearchResult at;
-  bool big;              // the record goes to an overflow chain
-  std::size_t need;      // bytes the new entry takes in the leaf
-  std::size_t room;      // bytes the leaf has for it (the old entry's included)
-  std::size_t pages;     // overflow pages to allocate
-  bool old_big;          // the replaced record had a chain
+  bool big;           // the record goes to an overflow chain
+  std::size_t need;   // bytes the new entry takes in the leaf
+  std::size_t room;   // bytes the leaf has for it (the old entry's included)
+  std::size_t pages;  // overflow pages to allocate
+  bool old_big;       // the replaced record had a chain
 };
 
 Placement place(const Node& leaf, std::string_view key, std::size_t record_size,
@@ -131,9 +131,8 @@ WriteStatus BTree::upsert_pessimistic(MiniTransaction& txn, std::string_view key
     split_leaf(w, key, payload, flags);
   } else {
     NodeWriter node(modify(w, leaf));
-    [[maybe_unused]] const bool ok = p.at.found
-                                         ? node.replace_payload(p.at.index, payload, flags)
-                                         : node.insert(p.at.index, key, payload, flags);
+    [[maybe_unused]] const bool ok = p.at.found ? node.replace_payload(p.at.index, payload, flags)
+                                                : node.insert(p.at.index, key, payload, flags);
     assert(ok);
   }
   if (p.old_big) free_overflow(w, old_ref);

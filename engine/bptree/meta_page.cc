@@ -13,7 +13,8 @@ MetaFields MetaPage::read(const std::byte* page) noexcept {
   return MetaFields{
       load_value<std::uint64_t>(page + kRoot),      load_value<std::uint64_t>(page + kRootLevel),
       load_value<std::uint64_t>(page + kHighWater), load_value<std::uint64_t>(page + kFreeHead),
-      load_value<std::uint64_t>(page + kFreeCount), load_value<std::uint64_t>(page + kItems)};
+      load_value<std::uint64_t>(page + kFreeCount), load_value<std::uint64_t>(page + kItems),
+      load_value<std::uint64_t>(page + kStackSize)};
 }
 
 void MetaPage::format(PageChanges& page, const MetaFields& fields) noexcept {
@@ -28,6 +29,7 @@ void MetaPage::format(PageChanges& page, const MetaFields& fields) noexcept {
   page.store(kFreeHead, fields.free_head);
   page.store(kFreeCount, fields.free_count);
   page.store(kItems, fields.items);
+  page.store(kStackSize, fields.stack_size);
 }
 
 }  // namespace pmcached::engine::bptree

@@ -58,8 +58,8 @@ bool NodeWriter::insert(std::size_t index, std::string_view key, std::span<const
 
   const std::size_t n = count();
   const std::size_t offset = data_start() - record;
-  changes_.write(offset, payload.data(), payload.size());
-  changes_.write(offset + payload.size(), key.data(), key.size());
+  if (!payload.empty()) changes_.write(offset, payload.data(), payload.size());
+  if (!key.empty()) changes_.write(offset + payload.size(), key.data(), key.size());
   if (record > key.size() + payload.size()) {  // inner padding: keep the page deterministic
     changes_.fill(offset + payload.size() + key.size(), std::byte{0},
                   record - key.size() - payload.size());
@@ -93,7 +93,7 @@ bool NodeWriter::replace_payload(std::size_t index, std::span<const std::byte> p
                                  std::uint16_t flags) noexcept {
   const Slot s = slot(index);
   if (payload.size() == s.payload_size) {
-    changes_.write(s.offset, payload.data(), payload.size());
+    if (!payload.empty()) changes_.write(s.offset, payload.data(), payload.size());
     if (flags != s.flags) {
       changes_.store(kSlotsOffset + kSlotSize * index + offsetof(Slot, flags), flags);
     }

@@ -1,13 +1,13 @@
 // Two threads upserting, erasing, reading and scanning at once, on disjoint and on overlapping
 // keys, over a small pool (run under TSan too).
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <map>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "engine/bptree/btree.h"
 #include "tests/bptree/btree_harness.h"

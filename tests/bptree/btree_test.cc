@@ -2,12 +2,12 @@
 // std::map model, with check() after every batch.
 #include "engine/bptree/btree.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "engine/bptree/separator.h"
 #include "tests/bptree/btree_harness.h"
@@ -114,7 +114,8 @@ TEST_P(BTreeTest, SplitsSendUpShortSeparators) {
   std::vector<int> ids(1500);
   for (int i = 0; i < 1500; ++i) ids[i] = i;
   std::shuffle(ids.begin(), ids.end(), std::mt19937(5));
-  for (int i : ids) ASSERT_EQ(h.put(numbered(common.c_str(), i) + tail, "v"), WriteStatus::kInserted);
+  for (int i : ids)
+    ASSERT_EQ(h.put(numbered(common.c_str(), i) + tail, "v"), WriteStatus::kInserted);
   ASSERT_EQ(h.tree().check(), "");
   ASSERT_GE(h.tree().stats().height, 3u);
   // Every separator in the two upper levels.
@@ -130,7 +131,8 @@ TEST_P(BTreeTest, SplitsSendUpShortSeparators) {
     }
     if (node.level() > 1) {
       for (std::size_t i = 0; i <= node.count(); ++i) {
-        pages.push_back(h.buffers().child_id(load_value<std::uint64_t>(page.data() + node.child_offset(i))));
+        pages.push_back(
+            h.buffers().child_id(load_value<std::uint64_t>(page.data() + node.child_offset(i))));
       }
     }
   }
@@ -167,7 +169,7 @@ TEST_P(BTreeTest, OverflowRecordsRoundTripAndTheirPagesAreReused) {
   EXPECT_EQ(h.get("size20000"), "small now");
   EXPECT_EQ(h.tree().check(), "");
   const MetaFields after_free = h.tree().meta();
-  EXPECT_GE(after_free.free_count, overflow_pages(20000, 4096));
+  EXPECT_GE(after_free.free_count, overflow_pages(20000, 4096));  // the chain, on the list
   ASSERT_EQ(h.put("size4096", make_value("size4096", 2, 9000)), WriteStatus::kReplaced);
   EXPECT_EQ(h.get("size4096"), make_value("size4096", 2, 9000));
   ASSERT_TRUE(h.erase(std::string("size") + std::to_string(threshold + 1)));
@@ -188,8 +190,8 @@ TEST_P(BTreeTest, PatchOverwritesBytesInPlace) {
   small.replace(10, 5, "PATCH");
   EXPECT_EQ(h.get("s"), small);
   // In the overflow prefix, across the prefix and the chain, across two chain pages, at the end.
-  for (std::size_t offset : {std::size_t{8}, kOverflowPrefix - 3, std::size_t{4090},
-                             std::size_t{9990}}) {
+  for (std::size_t offset :
+       {std::size_t{8}, kOverflowPrefix - 3, std::size_t{4090}, std::size_t{9990}}) {
     const std::string bytes = "0123456789";
     ASSERT_TRUE(h.patch("b", offset, bytes)) << offset;
     big.replace(offset, bytes.size(), bytes);
@@ -232,7 +234,8 @@ TEST_P(BTreeTest, ErasingEverythingMergesBackToOneLeaf) {
   TreeHarness h(options());
   std::vector<int> ids(3000);
   for (int i = 0; i < 3000; ++i) ids[i] = i;
-  for (int i : ids) ASSERT_EQ(h.put(numbered("key", i), make_value("v", i, 50 + i % 100)), WriteStatus::kInserted);
+  for (int i : ids)
+    ASSERT_EQ(h.put(numbered("key", i), make_value("v", i, 50 + i % 100)), WriteStatus::kInserted);
   ASSERT_GE(h.tree().stats().height, 3u);
   std::shuffle(ids.begin(), ids.end(), std::mt19937(9));
   for (std::size_t n = 0; n < ids.size(); ++n) {
@@ -248,7 +251,27 @@ TEST_P(BTreeTest, ErasingEverythingMergesBackToOneLeaf) {
   EXPECT_GT(h.tree().stats().merges, 0u);
   // Every page but the meta page and the root is free again.
   const MetaFields meta = h.tree().meta();
-  EXPECT_EQ(meta.free_count, meta.high_water - 3);
+  EXPECT_EQ(meta.free_count + meta.stack_size, meta.high_water - 3);
+  EXPECT_GT(meta.stack_size, 0u);  // the tree pages
+}
+
+TEST_P(BTreeTest, FreedTreePagesBeyondTheStackJoinTheList) {
+  TreeHarness h(options());
+  constexpr int kKeys = 5000;  // 500-byte records, 7 to a leaf: more leaves than the stack holds
+  for (int i = 0; i < kKeys; ++i)
+    ASSERT_EQ(h.put(numbered("key", i), make_value("v", i, 500)), WriteStatus::kInserted);
+  for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(h.erase(numbered("key", i)));
+  EXPECT_EQ(h.tree().check(), "");
+  const MetaFields freed = h.tree().meta();
+  EXPECT_EQ(freed.stack_size, MetaPage::stack_capacity(4096));
+  EXPECT_GT(freed.free_count, 0u);
+  EXPECT_EQ(freed.free_count + freed.stack_size, freed.high_water - 3);
+  // Every freed page comes back before the file grows.
+  for (int i = 0; i < kKeys; ++i)
+    ASSERT_EQ(h.put(numbered("key", i), make_value("w", i, 500)), WriteStatus::kInserted);
+  EXPECT_EQ(h.tree().meta().high_water, freed.high_water);
+  EXPECT_EQ(h.tree().check(), "");
+  EXPECT_EQ(h.get(numbered("key", 77)), make_value("w", 77, 500));
 }
 
 TEST_P(BTreeTest, RandomOperationsAgreeWithAModel) {

@@ -414,7 +414,7 @@ TEST(OverflowTest, OverflowPageHoldsItsBytesAndLink) {
 TEST(MetaPageTest, FormatThenReadGivesTheFields) {
   TestPage page;
   EXPECT_FALSE(MetaPage::valid(page.data()));
-  const MetaFields fields{5, 2, 77, 9, 3, 123456};
+  const MetaFields fields{5, 2, 77, 9, 3, 123456, 4};
   MetaPage::format(page.changes(), fields);
   EXPECT_TRUE(page.replay_matches());
   EXPECT_TRUE(MetaPage::valid(page.data()));
@@ -425,6 +425,11 @@ TEST(MetaPageTest, FormatThenReadGivesTheFields) {
   EXPECT_EQ(back.free_head, 9u);
   EXPECT_EQ(back.free_count, 3u);
   EXPECT_EQ(back.items, 123456u);
+  EXPECT_EQ(back.stack_size, 4u);
+  MetaPage::set_stack_entry(page.changes(), 3, 99);
+  EXPECT_EQ(MetaPage::stack_entry(page.data(), 3), 99u);
+  EXPECT_EQ(MetaPage::stack_capacity(4096), (4096u - kFreeStack) / 8);
+  EXPECT_TRUE(page.replay_matches());
   MetaPage::set(page.changes(), MetaPage::kItems, 7);
   EXPECT_EQ(page.changes().changed_bytes(), 8u);
   EXPECT_EQ(MetaPage::read(page.data()).items, 7u);
