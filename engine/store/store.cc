@@ -106,7 +106,7 @@ void Store::Impl::answer_get(const GetRequest& request, ItemHeader* item, Stripe
     item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;
     item->last_access = now;
   }
-  if (item->bits != bits_before || item->last_access != access_before) save_hints(*item);
+  save_hints(*item, bits_before, access_before);
 }
 
 // ---------------------------------------------------------------------------------------------

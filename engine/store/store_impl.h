@@ -95,9 +95,12 @@ struct Store::Impl {
   // Frees a record built by allocate_record() or replaced by publish_record() (a record engine's
   // are per-thread buffers: nothing to free).
   void free_record(ItemHeader* item) noexcept;
-  // A published record's access metadata (bits, last access) changed: a record engine stores the
-  // hint (not durably); a heap record was changed in place.
-  void save_hints(ItemHeader& item) noexcept;
+  // A published record's access metadata (bits, last access) may have changed from these: a
+  // record engine stores the hint (not durably) when a bit changed or the last access moved by
+  // kHintInterval or more (memcached's ITEM_UPDATE_INTERVAL: a read should not be a write every
+  // time); a heap record was changed in place.
+  void save_hints(ItemHeader& item, std::uint8_t bits_before, std::int64_t access_before) noexcept;
+  static constexpr std::int64_t kHintInterval = 60;
   // Visits keys >= `from` in key order until `visit` returns false.
   void scan_keys(std::string_view from, const std::function<bool(std::string_view key)>& visit);
   // Keys in the index or engine.

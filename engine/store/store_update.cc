@@ -208,9 +208,11 @@ StoreStatus Store::Impl::touch(std::string_view key, std::int64_t exptime) noexc
   }
   stripe.add(Counter::kTouchHits);
   set_exptime(*item, to_absolute_exptime(exptime, now));
+  const std::uint8_t bits_before = item->bits;
+  const std::int64_t access_before = item->last_access;
   item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;  // memcached's touch bumps
   item->last_access = now;
-  save_hints(*item);
+  save_hints(*item, bits_before, access_before);
   return StoreStatus::kTouched;
 }
 
