@@ -12,8 +12,9 @@
 // have been taken anyway.
 //
 // Thread safety: on_hit() may be called from any thread at any time (fixes are concurrent) and
-// must be cheap (a relaxed store for the clocks). on_load(), on_evict() and pick_victim() are
-// called by one thread at a time (the buffer manager serialises them).
+// must be cheap (a relaxed store for the clocks). on_load(), on_evict(), pick_victim() and state()
+// are called by one thread at a time (the buffer manager serialises them); frames_examined() may
+// be read from any thread.
 #pragma once
 
 #include <cstddef>
