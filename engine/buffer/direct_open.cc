@@ -11,8 +11,8 @@ int system_open(const char* path, int flags, mode_t mode) { return ::open(path, 
 
 }  // namespace
 
-OpenedFile open_direct_or_buffered(const std::string& path, int flags, mode_t mode,
-                                   bool try_direct, OpenCall call) {
+OpenedFile open_direct_or_buffered(const std::string& path, int flags, mode_t mode, bool try_direct,
+                                   OpenCall call) {
   if (call == nullptr) call = &system_open;
   if (try_direct) {
     const int fd = call(path.c_str(), flags | O_DIRECT, mode);

@@ -161,8 +161,8 @@ void PageFile::Impl::open_existing(const PageFileOptions& options, std::uint64_t
     throw PageFileError(name + " is truncated or not a pmcached page file (" +
                         std::to_string(size) + " bytes)");
   }
-  OpenedFile opened = open_direct_or_buffered(path, O_RDWR | O_CLOEXEC, 0, options.direct_io,
-                                                options.open_call);
+  OpenedFile opened =
+      open_direct_or_buffered(path, O_RDWR | O_CLOEXEC, 0, options.direct_io, options.open_call);
   if (opened.fd < 0) fail("cannot open " + name, errno);
   fd = opened.fd;
   direct = opened.direct;

@@ -269,8 +269,14 @@ TEST_F(PageFileTest, RefusesAnotherLayoutVersionUnchanged) {
 
 TEST_F(PageFileTest, RefusesACorruptHeaderUnchanged) {
   (void)PageFile::open(options_);
-  const char bit = 0x10;
-  patch_file(options_.path, 17, &bit, 1);  // inside the file id
+  char byte = 0;
+  {
+    std::ifstream in(options_.path, std::ios::binary);
+    in.seekg(17);
+    in.get(byte);
+  }
+  byte = static_cast<char>(byte ^ 0x10);  // one bit of the file id flipped
+  patch_file(options_.path, 17, &byte, 1);
   expect_refused(options_, "page file " + options_.path + " header is corrupt");
 }
 
@@ -280,8 +286,8 @@ TEST_F(PageFileTest, RefusesAFileThatIsNotAWholeNumberOfPagesUnchanged) {
     ASSERT_TRUE(file->extend(2));
   }
   std::filesystem::resize_file(options_.path, 100 * kPage + 10);
-  expect_refused(options_, "page file " + options_.path + " is truncated: " +
-                               std::to_string(100 * kPage + 10) +
+  expect_refused(options_, "page file " + options_.path +
+                               " is truncated: " + std::to_string(100 * kPage + 10) +
                                " bytes is not a whole number of 4096-byte pages");
 }
 
@@ -292,8 +298,8 @@ TEST_F(PageFileTest, RefusesAFileShorterThanItsSyncedHeaderSaysUnchanged) {
     file->sync();  // the header now records 256 pages
   }
   std::filesystem::resize_file(options_.path, 100 * kPage);
-  expect_refused(options_, "page file " + options_.path +
-                               " is truncated: 100 pages, its header says 256");
+  expect_refused(options_,
+                 "page file " + options_.path + " is truncated: 100 pages, its header says 256");
 }
 
 TEST_F(PageFileTest, AnExtensionNotYetSyncedMayBeLostWithoutRefusal) {
