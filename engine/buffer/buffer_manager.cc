@@ -31,7 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kVictimAttempts = 8;  // victims claimed in vain before looking at free frames again
-constexpr auto kFullAfter = std::chrono::milliseconds(10);  // no frame for this long: full
 
 // An engine broke a rule of buffer_manager.h; going on would hand out wrong pages.
 [[noreturn]] void contract_violation(const char* what) noexcept {
@@ -105,7 +104,7 @@ struct BufferManager::Impl {
   FrameId evict_one(FrameId held);
   bool evictable(FrameId f) const noexcept;
   bool try_evict(FrameId f, FrameId held);
-  bool unswizzle_in_parent(FrameId parent, FrameId child, PageId child_page, FrameId held);
+  bool unswizzle_in_parent(FrameId child, PageId child_page, FrameId held);
   void swizzle(const PageGuard& parent, std::uint64_t* slot, std::uint64_t id,
                const PageGuard& child);
   void copy_for_write(FrameId f, std::byte* out) const;
@@ -239,7 +238,8 @@ FrameId BufferManager::Impl::take_frame(FrameId held) {
     if (f != kNoFrame) return f;
     // Other threads may be about to unpin or free frames: full only if it lasts.
     if (!failed_before) first_failure = Clock::now();
-    if (failed_before && Clock::now() - first_failure > kFullAfter) {
+    if (failed_before &&
+        Clock::now() - first_failure > std::chrono::milliseconds(options.full_after_ms)) {
       throw BufferFullError("buffer pool: all " + std::to_string(frame_count) +
                             " frames are pinned or may not be evicted");
     }
@@ -294,9 +294,7 @@ bool BufferManager::Impl::try_evict(FrameId f, FrameId held) {
     abandon();
     return false;
   }
-  const FrameId parent = frame.parent.load(std::memory_order_acquire);
-  if (parent == BufferFrame::kSwizzling ||
-      (parent != kNoFrame && !unswizzle_in_parent(parent, f, id, held))) {
+  if (!unswizzle_in_parent(f, id, held)) {
     abandon();
     return false;
   }
@@ -323,17 +321,26 @@ bool BufferManager::Impl::try_evict(FrameId f, FrameId held) {
   return true;
 }
 
+// Turns the victim's tagged reference in its parent (if it is swizzled) back into its page id.
 // The parent's latch is only try-latched, and shared: what must be kept out is an engine
-// moving references under an exclusive latch; readers under shared latches may go on (the
-// slot changes with one atomic store, and a reader that still finds the tag cannot pin the
-// claimed victim: it reads the slot again). If the parent is the page the evicting thread
-// holds itself (fix_child's parent), its latch is already held. A parent latched exclusively
-// by another thread makes the evictor pick another victim, never wait.
-bool BufferManager::Impl::unswizzle_in_parent(FrameId parent, FrameId child, PageId child_page,
-                                              FrameId held) {
+// moving references under an exclusive latch; readers under shared latches may go on (the slot
+// changes with one atomic store, and fix_child() re-reads the slot after pinning the frame it
+// named). If the parent is the page the evicting thread holds itself (fix_child's parent), its
+// latch is already held. A parent latched exclusively by another thread makes the evictor pick
+// another victim, never wait.
+bool BufferManager::Impl::unswizzle_in_parent(FrameId child, PageId child_page, FrameId held) {
+  BufferFrame& c = frames[child];
+  const FrameId parent = c.parent.load(std::memory_order_acquire);
+  if (parent == kNoFrame) return true;
+  if (parent == BufferFrame::kSwizzling) return false;
   BufferFrame& p = frames[parent];
   const bool latch_it = parent != held;
   if (latch_it && !p.latch.try_lock_shared()) return false;
+  // unswizzle_children() may have run between the load and the latch.
+  if (c.parent.load(std::memory_order_acquire) != parent) {
+    if (latch_it) p.latch.unlock_shared();
+    return false;
+  }
   const std::uint64_t tag = swizzled_ref(child);
   bool found = false;
   options.child_slots(data(parent), [&](std::uint64_t& slot) {
@@ -345,7 +352,7 @@ bool BufferManager::Impl::unswizzle_in_parent(FrameId parent, FrameId child, Pag
   if (!found) {
     contract_violation("a swizzled reference left its parent page (unswizzle_children() first)");
   }
-  frames[child].parent.store(kNoFrame, std::memory_order_release);
+  c.parent.store(kNoFrame, std::memory_order_release);
   p.swizzled_children.fetch_sub(1, std::memory_order_release);
   if (latch_it) p.latch.unlock_shared();
   counters.add(BufferEvent::kUnswizzles);
@@ -480,12 +487,18 @@ PageGuard BufferManager::fix_child(const PageGuard& parent, std::uint64_t* slot,
       m.swizzle(parent, slot, ref, child);
       return child;
     }
-    // The tagged frame holds the child for as long as the parent is latched (by our caller):
-    // its eviction needs the parent's latch. A pin fails only while an evictor holds the claim
-    // it is about to abandon.
+    // A pin fails while an evictor holds the frame. Once pinned, the frame keeps its page; if
+    // the slot still names it, that page is the child (a slot is untagged before its frame is
+    // emptied, and tagged only after its frame holds the child), else the child was evicted
+    // between our two reads (the evictor needs no exclusive parent latch) and we start over.
     const FrameId f = frame_of(ref);
     BufferFrame& frame = m.frames[f];
     if (frame.try_pin()) {
+      if (atomic_slot(*slot).load(std::memory_order_acquire) != ref) {
+        frame.unpin();
+        m.counters.add(BufferEvent::kFixRetries);
+        continue;
+      }
       Impl::latch(frame, mode);
       m.counters.add(BufferEvent::kHits);
       m.counters.add(BufferEvent::kSwizzledFixes);
@@ -676,3 +689,13 @@ void BufferManager::unfix(FrameId frame, LatchMode mode) noexcept {
 void BufferManager::mark_dirty(FrameId frame) noexcept { impl_->mark_dirty(frame); }
 
 }  // namespace pmcached::buffer
+
+#if defined(__SANITIZE_THREAD__)
+// Frame latches are ordered by page (parent before child), not by frame: a frame that held a
+// parent holds a leaf later, so TSan's lock-order graph over frames finds cycles that no page
+// order has. Lock-order reports through the buffer manager are suppressed in every binary that
+// links it; data races are still reported.
+extern "C" const char* __tsan_default_suppressions() {
+  return "deadlock:pmcached::buffer::BufferManager\n";
+}
+#endif

@@ -55,6 +55,9 @@ struct BufferOptions {
   PageTableKind page_table = PageTableKind::kHash;
   EvictionKind eviction = EvictionKind::kClock;
   std::uint64_t seed = 1;
+  // A fix that finds no frame to free (all pinned or unevictable) keeps trying while other
+  // threads may release one, and throws BufferFullError after this long.
+  std::uint32_t full_after_ms = 100;
   // The engine's inner-page layout: visits the child references (aligned 8-byte words) of the
   // page at `page`; visits nothing for a leaf or any other page. Required for kSwizzle.
   std::function<void(std::byte* page, const std::function<void(std::uint64_t& slot)>& visit)>

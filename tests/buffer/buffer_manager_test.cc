@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -105,10 +106,12 @@ class BufferManagerTest : public ::testing::TestWithParam<Param> {
   EvictionKind eviction() const { return std::get<1>(GetParam()); }
   bool swizzling() const { return table() == PageTableKind::kSwizzle; }
 
-  BufferManager& make(std::size_t frames, std::function<void(Lsn)> wal = {}) {
+  BufferManager& make(std::size_t frames, std::function<void(Lsn)> wal = {},
+                      std::uint32_t full_after_ms = 1000) {
     bm_.reset();
     BufferOptions options;
     options.frames = frames;
+    options.full_after_ms = full_after_ms;
     options.page_table = table();
     options.eviction = eviction();
     options.child_slots = child_slots;
@@ -449,7 +452,7 @@ TEST_P(BufferManagerTest, APageNeverWrittenReadsAsZeros) {
 }
 
 TEST_P(BufferManagerTest, BufferFullWhenEveryFrameIsPinned) {
-  BufferManager& bm = make(3);
+  BufferManager& bm = make(3, {}, 2);
   for (PageId id = 1; id <= 4; ++id) make_page(bm, id);
   std::vector<PageGuard> held;
   for (PageId id = 1; id <= 3; ++id) held.push_back(fix_checked(bm, id));
@@ -492,6 +495,38 @@ TEST_P(BufferManagerTest, WriteBackAllCleansAndAChangeAfterwardsStaysDirty) {
   EXPECT_EQ(read_file_page(2).data()[0], std::byte{50});  // the LSN's low byte
 }
 
+// Page 1 is being evicted (its write-back waits in the WAL callback) when another thread
+// fixes it: that fix finds the frame claimed, retries until the eviction is over, and then
+// reads page 1 back instead of taking the frame's next page.
+TEST_P(BufferManagerTest, AFixRacingAnEvictionRetriesAndGetsItsPage) {
+  std::atomic<bool> in_callback{false};
+  std::thread racer;
+  PageGuard racer_result;
+  BufferManager* pool = nullptr;
+  BufferManager& bm = make(2, [&](Lsn lsn) {
+    if (lsn != 11 || in_callback.exchange(true)) return;
+    racer = std::thread([&] {
+      try {
+        racer_result = pool->fix(1, LatchMode::kShared);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+    while (pool->stats().fix_retries == 0) std::this_thread::yield();
+  });
+  pool = &bm;
+  make_page(bm, 1, {}, 11);
+  make_page(bm, 2, {}, 12);
+  PageGuard pinned = fix_checked(bm, 2);
+  make_page(bm, 3, {}, 13);  // page 2 is pinned: page 1 is the only victim
+  ASSERT_TRUE(in_callback.load());
+  racer.join();
+  ASSERT_TRUE(racer_result);
+  EXPECT_EQ(racer_result.id(), 1u);
+  EXPECT_EQ(own_id(racer_result.data()), 1u);
+  EXPECT_GE(bm.stats().fix_retries, 1u);
+}
+
 // Three threads fix random pages of a 73-page tree through 16 frames, by id and by root-to-leaf
 // traversal, some exclusively with changes: every fix returns the page it asked for.
 TEST_P(BufferManagerTest, FixesRacingEvictionsNeverReturnAWrongPage) {
@@ -500,9 +535,11 @@ TEST_P(BufferManagerTest, FixesRacingEvictionsNeverReturnAWrongPage) {
   std::atomic<std::uint64_t> wrong{0};
   std::atomic<Lsn> lsn{100};
   auto check = [&](const PageGuard& g, PageId id) {
-    if (g.id() != id || own_id(g.data()) != id) wrong.fetch_add(1);
+    const bool right = g.id() == id && own_id(g.data()) == id;
+    if (!right) wrong.fetch_add(1);
+    return right;
   };
-  auto worker = [&](std::uint64_t seed) {
+  auto work = [&](std::uint64_t seed) {
     std::mt19937_64 random(seed);
     for (int step = 0; step < 1500; ++step) {
       const std::size_t i = random() % tree.fanout;
@@ -516,15 +553,22 @@ TEST_P(BufferManagerTest, FixesRacingEvictionsNeverReturnAWrongPage) {
         continue;
       }
       PageGuard root = bm.fix(1, LatchMode::kShared);
-      check(root, 1);
+      if (!check(root, 1)) continue;
       PageGuard inner = bm.fix_child(root, slot(root, i), LatchMode::kShared);
-      check(inner, tree.inner(i));
+      if (!check(inner, tree.inner(i))) continue;
       PageGuard leaf = bm.fix_child(inner, slot(inner, j), mode);
-      check(leaf, tree.leaf(i, j));
+      if (!check(leaf, tree.leaf(i, j))) continue;
       if (mode == LatchMode::kExclusive) {
         store_u64(leaf.data() + 16, load_u64(leaf.data() + 16) + 1);
         leaf.mark_dirty(lsn.fetch_add(1));
       }
+    }
+  };
+  auto worker = [&](std::uint64_t seed) {
+    try {
+      work(seed);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
     }
   };
   std::vector<std::thread> threads;
@@ -535,6 +579,8 @@ TEST_P(BufferManagerTest, FixesRacingEvictionsNeverReturnAWrongPage) {
   EXPECT_EQ(s.hits + s.misses, s.fixes);
   EXPECT_GT(s.evictions, 100u);
   EXPECT_LE(s.resident_pages, 16u);
+  RecordProperty("fix_retries", std::to_string(s.fix_retries));
+  RecordProperty("evictions", std::to_string(s.evictions));
   bm.write_back_all();
   EXPECT_EQ(bm.stats().dirty_frames, 0u);
 }

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,8 +24,9 @@ namespace {
 constexpr std::size_t kPage = 4096;
 
 std::uint64_t file_checksum(const std::string& path) {
+  std::vector<char> bytes(std::filesystem::file_size(path));
   std::ifstream in(path, std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return XXH64(bytes.data(), bytes.size(), bytes.size());
 }
 
