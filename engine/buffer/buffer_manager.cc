@@ -229,8 +229,9 @@ FrameId BufferManager::Impl::take_frame(FrameId held) {
       }
     }
     if (f != kNoFrame) {
-      // A stale fix may still hold a pin for a moment: it will find no page here and leave.
-      frames[f].pins.fetch_add(1, std::memory_order_acquire);
+      // A fix or drop() working from a stale lookup may still hold a pin or a claim for a
+      // moment: it will find no page here and leave.
+      while (!frames[f].try_pin()) std::this_thread::yield();
       frames[f].latch.lock();
       return f;
     }
