@@ -175,7 +175,9 @@ int main(int argc, char** argv) {
   }
   std::vector<const engine::EngineInfo*> infos;
   if (engines.empty()) {
-    for (const engine::EngineInfo& info : engine::registered_engines()) infos.push_back(&info);
+    for (const engine::EngineInfo& info : engine::registered_engines()) {
+      if (info.create) infos.push_back(&info);  // index engines only
+    }
   } else {
     for (const std::string& name : bench::split_list(engines)) {
       const engine::EngineInfo* info = engine::find_engine(name);

@@ -39,6 +39,7 @@ constexpr std::uint64_t kMaxPmLatencyNs = 1'000'000;
 
 struct RawOptions {
   std::string port, threads, conn_limit, memory_limit, item_size, udp_port, pm_latency;
+  std::string page_size, buffer_pool_mb, page_file_mb, log_mb;
   int verbosity = 0;
 };
 
@@ -147,6 +148,56 @@ void add_options(CLI::App& app, Options& options, RawOptions& raw, bool& version
   app.add_option("--pm-write-latency-ns", raw.pm_latency,
                  "Emulated PM write latency: busy-wait N ns per flushed line; default 0")
       ->type_name("N");
+  app.add_option("--page-file", options.page_file,
+                 "Paged engines: the page file; default the pool's path + .pages")
+      ->type_name("PATH");
+  app.add_option("--page-size", raw.page_size,
+                 "Paged engines: page size in bytes, a power of two from 4096 to 65536; "
+                 "default 16384")
+      ->type_name("BYTES");
+  app.add_option("--buffer-pool-mb", raw.buffer_pool_mb,
+                 "Paged engines: DRAM buffer pool in megabytes; default -m's value")
+      ->type_name("MB");
+  app.add_option("--page-table", options.page_table,
+                 "Paged engines: page table, hash or swizzle; default hash")
+      ->type_name("KIND");
+  app.add_option("--eviction", options.eviction,
+                 "Paged engines: replacement policy, random, clock, gclock, car or lru; "
+                 "default clock")
+      ->type_name("POLICY");
+  app.add_option("--page-file-mb", raw.page_file_mb,
+                 "Paged engines: largest page file in megabytes; default 1024")
+      ->type_name("MB");
+  app.add_option("--log-mb", raw.log_mb,
+                 "Paged engines: redo log size in megabytes (in the pool); default 64")
+      ->type_name("MB");
+}
+
+// The paged engines' flags.
+void convert_paged(const CLI::App& app, const RawOptions& raw, Options& options) {
+  auto given = [&app](const char* name) { return app.count(name) > 0; };
+  if (given("--page-size")) {
+    options.page_size = parse_in_range("--page-size", raw.page_size, 4096, 65536);
+    if ((options.page_size & (options.page_size - 1)) != 0) {
+      fail("--page-size", std::to_string(options.page_size) + " is not a power of two");
+    }
+  }
+  if (given("--buffer-pool-mb")) {
+    options.buffer_pool_mb =
+        parse_in_range("--buffer-pool-mb", raw.buffer_pool_mb, 1, kMaxMemoryMb);
+  }
+  if (given("--page-file-mb")) {
+    options.page_file_mb = parse_in_range("--page-file-mb", raw.page_file_mb, 1, kMaxMemoryMb);
+  }
+  if (given("--log-mb")) options.log_mb = parse_in_range("--log-mb", raw.log_mb, 1, 1u << 16);
+  if (options.page_table != "hash" && options.page_table != "swizzle") {
+    fail("--page-table", shown(options.page_table) + " is not one of hash, swizzle");
+  }
+  const std::string& e = options.eviction;
+  if (e != "random" && e != "clock" && e != "gclock" && e != "car" && e != "lru") {
+    fail("--eviction", shown(e) + " is not one of random, clock, gclock, car, lru");
+  }
+  if (given("--page-file") && options.page_file.empty()) fail("--page-file", "the path is empty");
 }
 
 // Converts and checks the raw strings; throws OptionError on the first bad value.
@@ -190,6 +241,7 @@ void convert(const CLI::App& app, const RawOptions& raw, Options& options) {
     options.pm_write_latency_ns = static_cast<std::uint32_t>(
         parse_in_range("--pm-write-latency-ns", raw.pm_latency, 0, kMaxPmLatencyNs));
   }
+  convert_paged(app, raw, options);
 }
 
 ParseResult error(std::string message) {

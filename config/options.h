@@ -2,7 +2,8 @@
 //
 // parse_options() accepts memcached's flags where they overlap (-p -l -t -c -m -M -I -U
 // -v -vv -A -h -V) and pmcached's own (--engine, --list-engines, --pool, --pm-flush,
-// --pm-write-latency-ns, --config FILE). The config file
+// --pm-write-latency-ns, --config FILE, and the paged engines' --page-file, --page-size,
+// --buffer-pool-mb, --page-table, --eviction, --page-file-mb, --log-mb). The config file
 // uses the same long names as the flags ("port = 11311"); flags override the file.
 // Thread safety: a plain value; parse once at start-up.
 #pragma once
@@ -30,6 +31,15 @@ struct Options {
   std::uint32_t pm_write_latency_ns = 0;         // --pm-write-latency-ns N
   bool latency_stats = false;                    // --latency-stats (`stats latency`)
   bool list_engines = false;                     // --list-engines: print the engines, exit 0
+
+  // Paged engines (bptree): items on a page file behind a DRAM buffer pool, a redo log in the pool.
+  std::string page_file;              // --page-file PATH; empty: the pool's path + ".pages"
+  std::size_t page_size = 16 * 1024;  // --page-size BYTES: a power of two, 4096 .. 65536
+  std::size_t buffer_pool_mb = 0;     // --buffer-pool-mb MB; 0: -m's value (the DRAM budget)
+  std::string page_table = "hash";    // --page-table hash|swizzle
+  std::string eviction = "clock";     // --eviction random|clock|gclock|car|lru
+  std::size_t page_file_mb = 1024;    // --page-file-mb MB: the page file's maximum size
+  std::size_t log_mb = 64;            // --log-mb MB: the redo log's region in the pool
 };
 
 enum class ParseOutcome : std::uint8_t {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/engine_context.h"
+#include "engine/record_engine.h"
 
 namespace pmcached::engine {
 
@@ -17,7 +18,9 @@ struct EngineInfo {
   std::string name;
   std::string description;
   bool persistent;
-  EngineFactory create;
+  EngineFactory create;  // an index engine (the store keeps the records)...
+  // ...or an engine that owns its records (a paged engine): exactly one of the two is set.
+  RecordEngineFactory create_records = nullptr;
 };
 
 // Every registered engine, in a stable order.

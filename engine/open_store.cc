@@ -51,6 +51,7 @@ class PersistentStore final : public OpenStore {
  private:
   const EngineInfo& info_;
   std::string pool_path_;
+  std::string page_file_;  // a paged engine's
   std::uint32_t write_latency_ns_;
   std::unique_ptr<pm::Pool> pool_;
   std::unique_ptr<pm::Allocator> allocator_;
@@ -72,15 +73,31 @@ PersistentStore::PersistentStore(const EngineInfo& info, StoreConfig& config, co
   }
   allocator_ =
       std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(), pool_->heap_end());
-  heap_ = make_pm_heap(*pool_, *allocator_);
 
   StoreOptions options = config.options;
-  options.memory_limit_bytes = static_cast<std::size_t>(
-      static_cast<double>(pool_->heap_end() - pool_->heap_begin()) * config.item_share_of_heap);
   try {
-    store_ = std::make_unique<Store>(info.create, *heap_, clock, options);
+    if (info.create_records) {
+      // A paged engine's items live on its page file; the pool holds its redo log.
+      RecordEngineContext context{pool_.get(), allocator_.get(), config.paged};
+      if (context.paged.page_file.empty()) {
+        if (config.pool_path.empty()) throw StoreOpenError("a paged engine needs a page file");
+        context.paged.page_file = config.pool_path + ".pages";
+      }
+      page_file_ = context.paged.page_file;
+      options.memory_limit_bytes = static_cast<std::size_t>(context.paged.page_file_bytes);
+      options.evict_when_full = false;
+      store_ = std::make_unique<Store>(info.create_records, context, clock, options);
+    } else {
+      heap_ = make_pm_heap(*pool_, *allocator_);
+      options.memory_limit_bytes = static_cast<std::size_t>(
+          static_cast<double>(pool_->heap_end() - pool_->heap_begin()) * config.item_share_of_heap);
+      store_ = std::make_unique<Store>(info.create, *heap_, clock, options);
+    }
+  } catch (const StoreOpenError&) {
+    throw;
   } catch (const std::runtime_error& error) {
     const std::string what = error.what();
+    if (info.create_records) throw StoreOpenError(what);  // names its own file
     throw StoreOpenError(where + ": " +
                          (what.starts_with("pool is corrupt") ? what : "pool is corrupt: " + what));
   }
@@ -118,6 +135,7 @@ std::optional<PmStats> PersistentStore::pm_stats() const {
 
 void PersistentStore::close() {
   if (!store_) return;
+  store_->close();
   store_.reset();
   pool_->mark_clean();
 }

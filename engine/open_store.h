@@ -66,6 +66,10 @@ struct StoreConfig {
   // "clflushopt" or "clflush", and an emulated write latency per flushed line.
   std::optional<std::string> flush_instruction;
   std::uint32_t write_latency_ns = 0;
+
+  // Paged engines: the page file (default: the pool's path + ".pages"), page size, buffer pool,
+  // page table, eviction policy and redo log size.
+  PagedOptions paged;
 };
 
 // What `stats pm` reports about a persistent store.

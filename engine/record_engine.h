@@ -23,7 +23,13 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/buffer/buffer_types.h"
 #include "engine/index_engine.h"
+
+namespace pmcached::pm {
+class Pool;
+class Allocator;
+}  // namespace pmcached::pm
 
 namespace pmcached::engine {
 
@@ -85,10 +91,36 @@ class RecordEngine {
   [[nodiscard]] virtual std::size_t size() const noexcept = 0;
   [[nodiscard]] virtual std::vector<EngineStat> stats() const = 0;
 
-  // Once at start-up, before any other call: replays the redo log over the last checkpoint.
+  // The pool blocks the engine owns (its redo log), for the allocator's start-up rebuild.
+  virtual void for_each_block(const std::function<void(std::uint64_t offset)>& visit) const = 0;
+  // Once at start-up, after the allocator's rebuild and before any other call: replays the redo
+  // log over the last checkpoint. Throws std::runtime_error if the page file or log is corrupt.
   virtual void recover() = 0;
   // Clean shutdown: a checkpoint (dirty pages written and fsynced, the log emptied).
   virtual void close() = 0;
 };
+
+// What a paged engine is built with (--page-file, --page-size, --buffer-pool-mb, ...).
+struct PagedOptions {
+  std::string page_file;  // empty: next to the pool, "<pool>.pages"
+  std::size_t page_size = buffer::kDefaultPageSize;
+  std::size_t buffer_pool_bytes = 64u << 20;
+  std::uint64_t page_file_bytes = 1ull << 30;
+  buffer::PageTableKind page_table = buffer::PageTableKind::kHash;
+  buffer::EvictionKind eviction = buffer::EvictionKind::kClock;
+  std::size_t log_bytes = 64u << 20;  // the redo log's region in the pool
+  bool direct_io = true;
+};
+
+// What a record engine is given when it is created. The pool's root field holds the engine's
+// root (its redo log's root block); both outlive the engine.
+struct RecordEngineContext {
+  pm::Pool* pool = nullptr;
+  pm::Allocator* allocator = nullptr;
+  PagedOptions paged;
+};
+
+using RecordEngineFactory =
+    std::function<std::unique_ptr<RecordEngine>(const RecordEngineContext&)>;
 
 }  // namespace pmcached::engine

@@ -66,9 +66,9 @@ void write_general(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("evicted_unfetched", s.evicted_unfetched);
   w.stat("evictions", s.evictions);
   w.stat("reclaimed", s.reclaimed);
-  w.stat("engine", context.store.engine().name());
+  w.stat("engine", context.store.engine_name());
   w.stat("engine_persistent",
-         std::string_view(context.store.engine().capabilities().persistent ? "yes" : "no"));
+         std::string_view(context.store.engine_capabilities().persistent ? "yes" : "no"));
   if (context.storage != nullptr && context.storage->recovery()) {
     const engine::RecoveryReport& r = *context.storage->recovery();
     w.stat("recovery_time_us", r.time_us);
@@ -162,9 +162,8 @@ void write_latency(ServerContext& context, protocol::ReplyWriter& w) {
 }
 
 void write_engine(ServerContext& context, protocol::ReplyWriter& w) {
-  const engine::IndexEngine& engine = context.store.engine();
-  w.stat("engine", engine.name());
-  for (const engine::EngineStat& stat : engine.stats()) w.stat(stat.name, stat.value);
+  w.stat("engine", context.store.engine_name());
+  for (const engine::EngineStat& stat : context.store.engine_stats()) w.stat(stat.name, stat.value);
 }
 
 }  // namespace

@@ -6,11 +6,31 @@
 
 #include <spdlog/spdlog.h>
 
+#include "engine/buffer/buffer_types.h"
+
 namespace pmcached::server {
 
 namespace {
 
-engine::StoreConfig store_config(const config::Options& options) {
+// A paged engine's pool holds only its redo log: the log's region, its root and the allocator's
+// slack.
+constexpr std::size_t kPagedPoolSlackMb = 4;
+
+engine::PagedOptions paged_options(const config::Options& options) {
+  engine::PagedOptions paged;
+  paged.page_file = options.page_file;
+  paged.page_size = options.page_size;
+  paged.buffer_pool_bytes =
+      (options.buffer_pool_mb != 0 ? options.buffer_pool_mb : options.memory_limit_mb) << 20;
+  paged.page_file_bytes = static_cast<std::uint64_t>(options.page_file_mb) << 20;
+  // config/ has checked both names.
+  paged.page_table = buffer::parse_page_table(options.page_table).value_or(paged.page_table);
+  paged.eviction = buffer::parse_eviction(options.eviction).value_or(paged.eviction);
+  paged.log_bytes = options.log_mb << 20;
+  return paged;
+}
+
+engine::StoreConfig store_config(const config::Options& options, const engine::EngineInfo* info) {
   engine::StoreConfig config;
   config.engine = options.engine;
   config.options.memory_limit_bytes = options.memory_limit_mb << 20;
@@ -20,6 +40,10 @@ engine::StoreConfig store_config(const config::Options& options) {
   config.pool_bytes = options.memory_limit_mb << 20;
   config.flush_instruction = options.pm_flush;
   config.write_latency_ns = options.pm_write_latency_ns;
+  if (info != nullptr && info->create_records) {
+    config.paged = paged_options(options);
+    config.pool_bytes = (options.log_mb + kPagedPoolSlackMb) << 20;
+  }
   return config;
 }
 
@@ -68,7 +92,7 @@ std::unique_ptr<engine::OpenStore> open_storage(const config::Options& options,
   if (info != nullptr && info->persistent) prepare_pool_directory(options.pool_path);
   std::unique_ptr<engine::OpenStore> opened;
   try {
-    opened = engine::open_store(store_config(options), clock);
+    opened = engine::open_store(store_config(options, info), clock);
   } catch (const engine::StoreOpenError& error) {
     throw StorageError(error.what());
   }

@@ -27,6 +27,7 @@ FrameId ClockPolicy::pick_victim(const std::function<bool(FrameId)>& evictable) 
   if (resident_count_ == 0) return kNoFrame;
   std::uint64_t examined = 0;
   FrameId victim = kNoFrame;
+  FrameId fallback = kNoFrame;  // the first evictable frame of the last turn
   bool any_evictable = false;
   // Two turns: the first may only clear bits, the second then finds a clear one.
   for (std::size_t step = 0; step < 2 * frames_; ++step) {
@@ -37,6 +38,8 @@ FrameId ClockPolicy::pick_victim(const std::function<bool(FrameId)>& evictable) 
     ++examined;
     if (!evictable(static_cast<FrameId>(frame))) continue;  // keeps its bit
     any_evictable = true;
+    if (fallback == kNoFrame && step + frames_ >= 2 * frames_)
+      fallback = static_cast<FrameId>(frame);
     if (referenced_[frame].load(std::memory_order_relaxed) != 0) {
       referenced_[frame].store(0, std::memory_order_relaxed);
       continue;
@@ -44,6 +47,8 @@ FrameId ClockPolicy::pick_victim(const std::function<bool(FrameId)>& evictable) 
     victim = static_cast<FrameId>(frame);
     break;
   }
+  // Only hits racing the hand can keep every evictable frame referenced this long.
+  if (victim == kNoFrame) victim = fallback;
   examined_.fetch_add(examined, std::memory_order_relaxed);
   return victim;
 }

@@ -4,8 +4,9 @@
 // seed 001 Algorithm 3.1), so it must be hit once to survive a sweep.
 //
 // A frame `evictable` refuses keeps its bit (the hand passes it without clearing).
-// pick_victim() gives up with kNoFrame after two full turns of the hand, or after one turn in
-// which no frame was evictable.
+// pick_victim() returns kNoFrame after one turn in which no frame was evictable. It stops after
+// two turns; should hits racing the hand have set every evictable bit again by then, it takes
+// the first evictable frame of the second turn.
 //
 // Thread safety: as ReplacementPolicy. on_hit() is one relaxed atomic store.
 #pragma once

@@ -57,6 +57,9 @@ class MiniTransaction {
   // returned 0) — the engine prevents that by checkpointing before a command starts.
   [[nodiscard]] Lsn finish();
 
+  // True if finish() found no room in the log and still holds the pages.
+  [[nodiscard]] bool pending() const noexcept { return !entries_.empty(); }
+
   // Replays one unit of kPageImage / kPageRanges records at `end_lsn` (recovery).
   static void replay(BufferManager& buffers, Lsn end_lsn, std::span<const LogRecord> records);
 

@@ -15,10 +15,9 @@ void PageChanges::mark(std::size_t offset, std::size_t n) noexcept {
   auto begin = static_cast<std::uint32_t>(offset);
   auto end = static_cast<std::uint32_t>(offset + n);
   // Ranges are few (a command changes a header, a slot run and a record): a linear merge.
-  auto it = std::lower_bound(ranges_.begin(), ranges_.end(), begin,
-                             [](const ByteRange& r, std::uint32_t at) {
-                               return r.offset + r.length + kMergeGap < at;
-                             });
+  auto it = std::lower_bound(
+      ranges_.begin(), ranges_.end(), begin,
+      [](const ByteRange& r, std::uint32_t at) { return r.offset + r.length + kMergeGap < at; });
   while (it != ranges_.end() && it->offset <= end + kMergeGap) {
     begin = std::min(begin, it->offset);
     end = std::max(end, it->offset + it->length);

@@ -8,18 +8,22 @@
 // Layout in the pool: a root block (magic, layout version, region offset and size, the page
 // file's id, the checkpoint LSN = where replay starts, a checksum of the immutable part; the LSN
 // is written with one failure-atomic 8-byte store) and the region. A unit is
-// {u64 lsn of its first byte, u32 length, u32 checksum (XXH32 of the unit with this field 0)}
-// then records {u16 type, u16 reserved, u32 length, body}, padded to 8 bytes. A unit never wraps:
-// when it does not fit before the region's end, a padding unit fills the rest. Replay visits the
-// units from the checkpoint LSN while each has the expected LSN and a valid checksum; the first
-// that does not (never written, torn, or left from an earlier lap) ends the log. Units are made
-// durable in LSN order, so an acknowledged unit is never behind a torn one.
+// {u64 lsn of its first byte, u32 length, u32 checksum (XXH32 of the unit with this field 0,
+// seeded per log)} then records {u16 type, u16 reserved, u32 length, body}, padded to 8 bytes;
+// a unit is a multiple of 16 bytes. A unit never wraps: when it does not fit before the region's
+// end, a padding unit fills the rest. Replay visits the units from the checkpoint LSN while each
+// has the expected LSN and a valid checksum; the first that does not (never written, torn, or
+// left from an earlier lap) ends the log. Units are made durable in LSN order, so an
+// acknowledged unit is never behind a torn one. After replay the log continues one lap further
+// in LSN (a 16-byte lap skip unit), so no byte left behind the end can match an LSN the log will
+// expect again. Byte layout: redo_log_format.h; history: docs/LAYOUTS.md.
 //
 // The log knows nothing of pages: record types and bodies are the engine's. LSNs grow forever
 // (byte positions in an endless log); position in the region = lsn % size.
 //
-// Thread safety: append() and commit() may be called from any thread. checkpoint() and replay()
-// need the engine to have stopped appending (replay runs before serving).
+// Thread safety: append(), commit() and checkpoint() may be called from any thread, at the same
+// time. replay() runs alone, on an opened log before its first append (before serving).
+// Persistence counters: the log's flushes and fences count as pm::OpKind::kLog.
 #pragma once
 
 #include <cstddef>
@@ -76,14 +80,17 @@ class RedoLog {
   RedoLog& operator=(const RedoLog&) = delete;
 
   [[nodiscard]] std::uint64_t root_offset() const noexcept;
-  // The pool blocks the log owns (root and region), for the allocator's start-up rebuild.
+  // The pool blocks the log owns (root and region), for the allocator's start-up rebuild: mark
+  // them as pm::BlockUse::kIndex (so that item-chunk evacuation never picks them).
   void for_each_block(const std::function<void(std::uint64_t offset)>& visit) const;
 
   // Appends `records` as one unit and returns its end LSN (not yet durable). Returns 0 if the
   // unit does not fit in the free part of the region: the engine checkpoints and retries.
-  // Throws RedoLogError if it could never fit (larger than half the region).
+  // Throws RedoLogError if it could never fit (larger than half the region), or if the log was
+  // opened and not replayed yet.
   [[nodiscard]] Lsn append(std::span<const LogRecord> records);
-  // Returns once every unit ending at or before `lsn` is durable.
+  // Returns once every unit ending at or before `lsn` is durable. Throws RedoLogError if `lsn` is
+  // beyond end_lsn().
   void commit(Lsn lsn);
   // The LSN up to which the log is durable.
   [[nodiscard]] Lsn durable_lsn() const noexcept;
@@ -96,11 +103,14 @@ class RedoLog {
   [[nodiscard]] bool wants_checkpoint(double fraction = 0.5) const noexcept;
   // The log half of a checkpoint, after the engine wrote and fsynced every page changed before
   // `lsn`: replay will start at `lsn` (one failure-atomic persisted store) and the space before
-  // it is free.
+  // it is free. `lsn` is a unit boundary (an end LSN from append() or replay(), or
+  // durable_lsn()) at most durable_lsn(), RedoLogError otherwise; at or before checkpoint_lsn()
+  // it changes nothing (another thread's checkpoint got further).
   void checkpoint(Lsn lsn);
 
   // Visits every durable unit from the checkpoint LSN in order: `visit(end_lsn, records)`.
-  // Afterwards appends continue after the last valid unit. Returns the units visited.
+  // Afterwards appends continue after the last valid unit (one lap further in LSN, see above) and
+  // everything up to end_lsn() is durable. Returns the units visited.
   std::size_t replay(
       const std::function<void(Lsn end_lsn, std::span<const LogRecord> records)>& visit);
 

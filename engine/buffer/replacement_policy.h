@@ -44,8 +44,10 @@ class ReplacementPolicy {
 
   // A resident frame to evict, chosen by the policy among those `evictable` accepts, or
   // kNoFrame if it found none after looking at every resident frame (at most twice for the
-  // clocks). Does not remove the frame: the buffer manager calls on_evict() once the page is
-  // out, or nothing if it then could not evict it after all (the next call may pick it again).
+  // clocks, k + 1 times for GCLOCK). Does not remove the frame: the buffer manager calls
+  // on_evict() once the page is out, or nothing if it then could not evict it after all (the
+  // next call may pick it again). `evictable` must not block (LRU calls it holding the mutex
+  // that on_hit() takes); a try-latch is fine.
   [[nodiscard]] virtual FrameId pick_victim(
       const std::function<bool(FrameId)>& evictable) noexcept = 0;
 

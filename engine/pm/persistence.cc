@@ -263,6 +263,7 @@ std::string_view op_kind_name(OpKind kind) noexcept {
     case OpKind::kDelete: return "delete";
     case OpKind::kItem: return "item";
     case OpKind::kRecovery: return "recovery";
+    case OpKind::kLog: return "log";
     case OpKind::kOther:
     case OpKind::kCount: break;
   }

@@ -25,8 +25,19 @@ enum class FlushInstruction : std::uint8_t { kAuto, kClflush, kClflushopt, kClwb
 // What the current thread is doing, for per-operation counters. Index engines count their
 // own work as kInsert (a new key), kUpdate (a key's reference replaced) or kDelete, so that
 // "flushes per insert" means what seed 002 Table 5.1 means: the index's flushes. Item records
-// written by the store are counted as kItem.
-enum class OpKind : std::uint8_t { kInsert, kUpdate, kDelete, kItem, kRecovery, kOther, kCount };
+// written by the store are counted as kItem. The paged engines' redo log (engine/buffer/
+// redo_log.h) counts its group commits, checkpoints and replay as kLog (unless the caller has a
+// scope of its own open: the outermost scope's kind wins).
+enum class OpKind : std::uint8_t {
+  kInsert,
+  kUpdate,
+  kDelete,
+  kItem,
+  kRecovery,
+  kLog,
+  kOther,
+  kCount
+};
 
 struct PersistConfig {
   FlushInstruction flush = FlushInstruction::kAuto;

@@ -99,11 +99,14 @@ void Store::Impl::answer_get(const GetRequest& request, ItemHeader* item, Stripe
   out.token_sent = token_sent;
 
   if (visit) visit(view_of(*item));
+  const std::uint8_t bits_before = item->bits;
+  const std::int64_t access_before = item->last_access;
   if (out.won && request.mark_win) item->bits |= ItemHeader::kTokenSent;
   if (request.bump) {
     item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;
     item->last_access = now;
   }
+  save_hints(*item, bits_before, access_before);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,12 +130,13 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
     if (fresh == nullptr) return refused(request, StoreStatus::kOutOfMemory);
   }
   StoreOutcome out;
-  if (mode == StoreMode::kSet && store_blind(request, fresh, out)) return out;
+  // A record engine's write does not hand the old record back, so its sets look the key up.
+  if (mode == StoreMode::kSet && !records && store_blind(request, fresh, out)) return out;
   Stripe& stripe = stripes.for_key(request.key);
   retry_with_room(stripe, [&](Room& room, bool may_grow) {
     return store_locked(request, stripe, room, may_grow, fresh, out);
   });
-  if (fresh != nullptr) heap.free(fresh);
+  if (fresh != nullptr) free_record(fresh);
   if (out.status == StoreStatus::kOutOfMemory) return refused(request, out.status);
   return out;
 }
@@ -200,7 +204,7 @@ std::size_t Store::Impl::store_planned(const RecordSpec& spec, ItemHeader* old, 
   }
   const PutResult put = put_record(spec, old, stripe, room, built);
   if (put.status == PutStatus::kNoRoom) {
-    if (concat) heap.free(built);
+    if (concat) free_record(built);
     if (may_grow) return put.need;
     out.status = concat ? StoreStatus::kNotStored : StoreStatus::kOutOfMemory;
     return 0;
@@ -233,13 +237,24 @@ EngineContext context_for(ItemHeap& heap) {
 Store::Store(const EngineFactory& make_engine, const Clock& clock, StoreOptions options) {
   std::unique_ptr<ItemHeap> heap = make_dram_heap();
   ItemHeap& heap_ref = *heap;
-  impl_ = std::make_unique<Impl>(make_engine(context_for(heap_ref)), std::move(heap), heap_ref,
-                                 clock, options);
+  impl_ = std::make_unique<Impl>(make_engine(context_for(heap_ref)), nullptr, std::move(heap),
+                                 heap_ref, nullptr, clock, options);
 }
 
 Store::Store(const EngineFactory& make_engine, ItemHeap& heap, const Clock& clock,
              StoreOptions options)
-    : impl_(std::make_unique<Impl>(make_engine(context_for(heap)), nullptr, heap, clock, options)) {
+    : impl_(std::make_unique<Impl>(make_engine(context_for(heap)), nullptr, nullptr, heap,
+                                   heap.pool(), clock, options)) {}
+
+Store::Store(const RecordEngineFactory& make_engine, const RecordEngineContext& context,
+             const Clock& clock, StoreOptions options) {
+  // The heap is only there for the parts of the store that never run with a record engine
+  // (eviction); records are built in per-thread buffers (store_records.cc).
+  std::unique_ptr<ItemHeap> heap = make_dram_heap();
+  ItemHeap& heap_ref = *heap;
+  impl_ = std::make_unique<Impl>(nullptr, make_engine(context), std::move(heap), heap_ref,
+                                 context.pool, clock, options);
+  impl_->records_allocator = context.allocator;
 }
 
 Store::~Store() = default;
@@ -262,6 +277,18 @@ std::size_t Store::reclaim_expired(std::size_t max_visits) noexcept {
 void Store::reset_stats() noexcept { impl_->reset_stats(); }
 StoreStats Store::stats() const noexcept { return impl_->stats(); }
 const IndexEngine& Store::engine() const noexcept { return *impl_->engine; }
+std::string_view Store::engine_name() const noexcept {
+  return impl_->records ? impl_->records->name() : impl_->engine->name();
+}
+EngineCapabilities Store::engine_capabilities() const noexcept {
+  return impl_->records ? impl_->records->capabilities() : impl_->engine->capabilities();
+}
+std::vector<EngineStat> Store::engine_stats() const {
+  return impl_->records ? impl_->records->stats() : impl_->engine->stats();
+}
+void Store::close() {
+  if (impl_->records) impl_->records->close();
+}
 const StoreOptions& Store::options() const noexcept { return impl_->options; }
 std::int64_t Store::absolute_exptime(std::int64_t client_exptime) const noexcept {
   return to_absolute_exptime(client_exptime, now());

@@ -24,6 +24,7 @@
 
 #include "engine/engine_context.h"
 #include "engine/index_engine.h"
+#include "engine/record_engine.h"
 #include "engine/store/clock.h"
 
 namespace pmcached::engine {
@@ -186,6 +187,11 @@ class Store {
   // the heap's pool and allocator. The heap outlives the store. Throws what the engine's
   // factory throws (std::runtime_error for a corrupt index).
   Store(const EngineFactory& make_engine, ItemHeap& heap, const Clock& clock, StoreOptions options);
+  // A store over an engine that owns its records (a paged engine): the store keeps no item heap,
+  // reads records out of the engine and hands it whole new records (record_engine.h). The memory
+  // limit does not apply (nothing is evicted); the engine answers kFull when its file is full.
+  Store(const RecordEngineFactory& make_engine, const RecordEngineContext& context,
+        const Clock& clock, StoreOptions options);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -217,7 +223,12 @@ class Store {
   void reset_stats() noexcept;
 
   [[nodiscard]] StoreStats stats() const noexcept;
+  // The index engine; only for a store over an IndexEngine (tests and tools that inspect it).
   [[nodiscard]] const IndexEngine& engine() const noexcept;
+  // What `stats` and `stats engine` report, for either kind of engine.
+  [[nodiscard]] std::string_view engine_name() const noexcept;
+  [[nodiscard]] EngineCapabilities engine_capabilities() const noexcept;
+  [[nodiscard]] std::vector<EngineStat> engine_stats() const;
   [[nodiscard]] const StoreOptions& options() const noexcept;
 
   // Converts a client exptime (memcached rules) to absolute Unix seconds; 0 = never,
@@ -232,6 +243,10 @@ class Store {
   // and restores the cas counter and flush_all state from the superblock. Throws
   // std::runtime_error if the index structure itself is corrupt (the pool must not be used).
   [[nodiscard]] RecoveryReport recover();
+
+  // Clean shutdown of a record engine (its checkpoint); nothing for an index engine, whose pool
+  // the owner marks clean. Destroying the store without close() is what a crash leaves.
+  void close();
 
  private:
   struct Impl;

@@ -34,7 +34,8 @@
 namespace pmcached::engine {
 
 struct Store::Impl {
-  Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<ItemHeap> own_heap, ItemHeap& item_heap,
+  Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<RecordEngine> owner,
+       std::unique_ptr<ItemHeap> own_heap, ItemHeap& item_heap, pm::Pool* persistent_pool,
        const Clock& time_source, StoreOptions opts);
   ~Impl();
 
@@ -68,13 +69,45 @@ struct Store::Impl {
   bool publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe,
                bool old_known = true) noexcept;
 
-  // Memory accounting counts what records really take in the heap.
+  // Memory accounting counts what records really take in the heap (their size, for a record
+  // engine).
   std::size_t footprint(std::size_t record_size) const noexcept {
-    return heap.footprint(record_size);
+    return records ? record_size : heap.footprint(record_size);
   }
   std::size_t footprint(const ItemHeader& item) const noexcept {
-    return heap.footprint(item.record_size());
+    return footprint(item.record_size());
   }
+
+  // --- the seam between the store and where records live (store_records.cc) ---
+  // An index engine maps keys to records in `heap`; a record engine (`records`) owns them and
+  // hands out copies. These are the only functions that tell the two apart.
+
+  // The record of `key`, live or not, or nullptr. A record engine's is a copy in a per-thread
+  // buffer, valid until this thread's next lookup_record().
+  ItemHeader* lookup_record(std::string_view key) noexcept;
+  // Removes `key`'s record from the index or engine (`item` is what lookup_record() gave).
+  void erase_record(std::string_view key, ItemHeader* item) noexcept;
+  // Makes `fresh` the record of its key. False if the engine had no room (nothing changed).
+  // `previous` is the record it replaced (nullptr if none; for a record engine always nullptr
+  // when `old` was not looked up).
+  bool publish_record(ItemHeader* fresh, ItemHeader* old, ItemHeader*& previous,
+                      Stripe& stripe) noexcept;
+  // Frees a record built by allocate_record() or replaced by publish_record() (a record engine's
+  // are per-thread buffers: nothing to free).
+  void free_record(ItemHeader* item) noexcept;
+  // A published record's access metadata (bits, last access) may have changed from these: a
+  // record engine stores the hint (not durably) when a bit changed or the last access moved by
+  // kHintInterval or more (memcached's ITEM_UPDATE_INTERVAL: a read should not be a write every
+  // time); a heap record was changed in place.
+  void save_hints(ItemHeader& item, std::uint8_t bits_before, std::int64_t access_before) noexcept;
+  static constexpr std::int64_t kHintInterval = 60;
+  // Visits keys >= `from` in key order until `visit` returns false.
+  void scan_keys(std::string_view from, const std::function<bool(std::string_view key)>& visit);
+  // Keys in the index or engine.
+  std::size_t key_count() const noexcept;
+  // A record engine's new record: a zeroed header with the key, in a per-thread buffer (one per
+  // thread besides lookup_record()'s), valid until this thread's next build_buffer().
+  ItemHeader* build_buffer(std::string_view key, std::size_t value_size) noexcept;
 
   // Bytes to reserve to replace `old_size` bytes by `new_size` bytes.
   static std::size_t growth(std::size_t new_size, std::size_t old_size) noexcept {
@@ -95,6 +128,9 @@ struct Store::Impl {
   std::uint64_t cas_for(const std::optional<std::uint64_t>& explicit_cas) noexcept {
     return explicit_cas ? *explicit_cas : next_cas();
   }
+  // Store::recover() for a record engine (store_recovery.cc).
+  RecoveryReport recover_records();
+
   bool is_flushed(const ItemHeader& item, std::int64_t now) const noexcept {
     return flush_state.is_flushed(item.last_update, item.cas, now);
   }
@@ -230,11 +266,7 @@ struct Store::Impl {
 
   // Changes a published item's expiry in place: one aligned 8-byte store, persisted (a touch
   // is acknowledged, so it must survive a crash).
-  void set_exptime(ItemHeader& item, std::int64_t exptime) noexcept {
-    item.exptime = exptime;
-    pm::OpScope scope(pm::OpKind::kItem);
-    heap.persist(&item.exptime, sizeof item.exptime);
-  }
+  void set_exptime(ItemHeader& item, std::int64_t exptime) noexcept;
 
   // Evicts every item in the heap regions that evacuation_ranges() names for `record_size`,
   // so that chunks can change size class. True if any of their items was evicted, by this call
@@ -274,7 +306,10 @@ struct Store::Impl {
 
   std::unique_ptr<ItemHeap> owned_heap;  // the DRAM heap of a store made without one
   ItemHeap& heap;
-  std::unique_ptr<IndexEngine> engine;
+  std::unique_ptr<IndexEngine> engine;         // null with a record engine
+  std::unique_ptr<RecordEngine> records;       // null with an index engine
+  pm::Pool* pool;                              // where cas and flush_all state persist; may be null
+  pm::Allocator* records_allocator = nullptr;  // a record engine's pool allocator
   const Clock& clock;
   const StoreOptions options;
   LockStripes stripes;

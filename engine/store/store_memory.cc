@@ -13,22 +13,24 @@
 
 namespace pmcached::engine {
 
-Store::Impl::Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<ItemHeap> own_heap,
-                  ItemHeap& item_heap, const Clock& time_source, StoreOptions opts)
+Store::Impl::Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<RecordEngine> owner,
+                  std::unique_ptr<ItemHeap> own_heap, ItemHeap& item_heap,
+                  pm::Pool* persistent_pool, const Clock& time_source, StoreOptions opts)
     : owned_heap(std::move(own_heap)),
       heap(item_heap),
       engine(std::move(index)),
+      records(std::move(owner)),
+      pool(persistent_pool),
       clock(time_source),
       options(opts),
       stripes(opts.lock_stripes),
       recency(item_heap),
       process_started(time_source.now() - 62) {
   // A persistent store persists a cas high-water mark before handing out its first cas.
-  if (heap.pool() != nullptr) cas_reserved.store(0, std::memory_order_relaxed);
+  if (pool != nullptr) cas_reserved.store(0, std::memory_order_relaxed);
 }
 
 void Store::Impl::reserve_cas(std::uint64_t cas) noexcept {
-  pm::Pool* pool = heap.pool();
   if (pool == nullptr) return;
   std::lock_guard lock(cas_mutex);
   if (cas < cas_reserved.load(std::memory_order_relaxed)) return;  // another thread did it
@@ -38,8 +40,9 @@ void Store::Impl::reserve_cas(std::uint64_t cas) noexcept {
 }
 
 Store::Impl::~Impl() {
-  // A persistent heap keeps its records: they are the data that the next start recovers.
-  if (heap.pool() != nullptr) return;
+  // A persistent heap keeps its records: they are the data that the next start recovers. A
+  // record engine owns its own.
+  if (heap.pool() != nullptr || records) return;
   // Collect first, free after the engine is gone: an engine may read keys through records.
   std::vector<ItemRef> refs;
   try {
@@ -57,9 +60,8 @@ Store::Impl::~Impl() {
 
 ItemHeader* Store::Impl::find_live(std::string_view key, Stripe& stripe,
                                    std::int64_t now) noexcept {
-  const ItemRef ref = engine->lookup(key);
-  if (ref == kNoItem) return nullptr;
-  ItemHeader* item = heap.item(ref);
+  ItemHeader* item = lookup_record(key);
+  if (item == nullptr) return nullptr;
   if (is_flushed(*item, now)) {
     unlink(key, item, stripe);
     stripe.add(Counter::kGetFlushed);
@@ -74,11 +76,9 @@ ItemHeader* Store::Impl::find_live(std::string_view key, Stripe& stripe,
 }
 
 void Store::Impl::unlink(std::string_view key, ItemHeader* item, Stripe& stripe) noexcept {
-  (void)engine->erase(key);
   release(footprint(*item));
   stripe.sub(Counter::kCurrItems);
-  recency.remove(heap.ref_of(item));
-  heap.free(item);
+  erase_record(key, item);
 }
 
 bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe,
@@ -86,32 +86,14 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
   // Durability order: the whole record reaches persistence before the index's reference to it
   // can. It is written back with the index's first fence (ItemHeap::flush_before_publish).
   seal_item(*fresh);
-  if (!pm::FaultInjection::active(pm::Fault::kSkipRecordPersist)) {
-    pm::OpScope scope(pm::OpKind::kItem);
-    heap.flush_before_publish(fresh, fresh->record_size());
-  }
-  UpsertResult result = engine->upsert(fresh->key(), heap.ref_of(fresh));
-  // Index nodes need blocks of their own size classes; a heap full of item chunks has none.
-  for (int round = 0; result.status == UpsertStatus::kOutOfMemory && options.evict_when_full &&
-                      round < kEvacuations && evacuate_for(kIndexNodeRoom, &stripe, fresh->key());
-       ++round) {
-    result = engine->upsert(fresh->key(), heap.ref_of(fresh));
-  }
-  heap.finish_publish();
-  if (result.status == UpsertStatus::kOutOfMemory) {
+  ItemHeader* previous = nullptr;
+  if (!publish_record(fresh, old, previous, stripe)) {
     release(reserved);
-    heap.free(fresh);
+    free_record(fresh);
     return false;
   }
   // Under the stripe lock nobody else can have changed the key: previous is `old`.
-  ItemHeader* previous = result.previous == kNoItem ? nullptr : heap.item(result.previous);
   assert(!old_known || previous == old);
-  (void)old;
-  if (previous != nullptr) {
-    recency.replace(result.previous, heap.ref_of(fresh), recency_stamp());
-  } else {
-    recency.push(heap.ref_of(fresh), recency_stamp());
-  }
   stripe.add(Counter::kTotalItems);
   if (previous == nullptr) {
     stripe.add(Counter::kCurrItems);
@@ -132,7 +114,7 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
       stripe.add(Counter::kGetExpired);
     }
   }
-  heap.free(previous);
+  free_record(previous);
   return true;
 }
 
@@ -159,7 +141,8 @@ Store::Impl::PutResult Store::Impl::put_record(const RecordSpec& spec, ItemHeade
 }
 
 ItemHeader* Store::Impl::allocate_record(const RecordSpec& spec) noexcept {
-  ItemHeader* record = heap.allocate_item(spec.key, spec.value_size());
+  ItemHeader* record = records ? build_buffer(spec.key, spec.value_size())
+                               : heap.allocate_item(spec.key, spec.value_size());
   if (record == nullptr) return nullptr;
   char* value = record->value_data();
   for (const std::string_view piece : {spec.first, spec.second}) {
@@ -185,6 +168,10 @@ ItemHeader* Store::Impl::allocate_record_evicting(const RecordSpec& spec) noexce
 
 bool Store::Impl::try_reserve(std::size_t n) noexcept {
   if (n == 0) return true;
+  if (records) {  // nothing is evicted: the engine's page file is the limit (kFull)
+    used_bytes.fetch_add(n, std::memory_order_relaxed);
+    return true;
+  }
   const std::size_t limit = options.memory_limit_bytes;
   std::size_t current = used_bytes.load(std::memory_order_relaxed);
   do {
@@ -206,7 +193,7 @@ void Store::Impl::collect_batch(std::string& cursor, std::vector<std::string>& b
   const std::string start = cursor;
   bool first = true;
   // From the hand to the end; the hand's own key was visited by the previous batch.
-  engine->scan(start, [&](std::string_view key, ItemRef) {
+  scan_keys(start, [&](std::string_view key) {
     if (first) {
       first = false;
       if (!start.empty() && key == start) return true;
@@ -216,7 +203,7 @@ void Store::Impl::collect_batch(std::string& cursor, std::vector<std::string>& b
   });
   if (batch.size() < kClockBatch && !start.empty()) {
     // Wrap around: from the beginning up to and including the hand's key.
-    engine->scan("", [&](std::string_view key, ItemRef) {
+    scan_keys("", [&](std::string_view key) {
       if (key > start) return false;
       batch.emplace_back(key);
       return batch.size() < kClockBatch;
@@ -228,9 +215,8 @@ void Store::Impl::collect_batch(std::string& cursor, std::vector<std::string>& b
 bool Store::Impl::clock_visit(const std::string& key, std::int64_t now) noexcept {
   Stripe& stripe = stripes.for_key(key);
   std::lock_guard lock(stripe.mutex);
-  const ItemRef ref = engine->lookup(key);
-  if (ref == kNoItem) return false;
-  return age_out(key, heap.item(ref), stripe, now);
+  ItemHeader* item = lookup_record(key);
+  return item != nullptr && age_out(key, item, stripe, now);
 }
 
 bool Store::Impl::evict_oldest(std::size_t size_class) noexcept {
@@ -277,7 +263,7 @@ bool Store::Impl::make_room(std::size_t n, Room& room) noexcept {
   if (options.evict_when_full) {
     // Least recently used first, over all classes: the class whose tail is oldest gives.
     // Two passes suffice: the first clears every referenced bit, the second evicts.
-    const std::size_t max_visits = 2 * engine->size() + kClockBatch;
+    const std::size_t max_visits = 2 * key_count() + kClockBatch;
     for (std::size_t visits = 0; visits < max_visits; ++visits) {
       const std::size_t oldest = recency.oldest_class();
       if (oldest == RecencyLists::kNoClass) break;
@@ -342,10 +328,8 @@ std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
         ++visits;
         Stripe& stripe = stripes.for_key(key);
         std::lock_guard lock(stripe.mutex);
-        const ItemRef ref = engine->lookup(key);
-        if (ref == kNoItem) continue;
-        ItemHeader* item = heap.item(ref);
-        if (!is_dead(*item, now)) continue;
+        ItemHeader* item = lookup_record(key);
+        if (item == nullptr || !is_dead(*item, now)) continue;
         stripe.add(Counter::kReclaimed);
         if (!item->has(ItemHeader::kFetched)) stripe.add(Counter::kExpiredUnfetched);
         unlink(key, item, stripe);
@@ -413,8 +397,7 @@ bool Store::Impl::evacuate_for(std::size_t record_size, Stripe* held,
 void Store::Impl::drop_key(std::string_view key) noexcept {
   Stripe& stripe = stripes.for_key(key);
   std::lock_guard lock(stripe.mutex);
-  const ItemRef ref = engine->lookup(key);
-  if (ref != kNoItem) unlink(key, heap.item(ref), stripe);
+  if (ItemHeader* item = lookup_record(key)) unlink(key, item, stripe);
 }
 
 StoreStats Store::Impl::stats() const noexcept {

@@ -8,6 +8,8 @@
 // state is restored from the superblock.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,8 +28,48 @@ std::string describe(std::uint64_t offset, std::string_view why) {
 
 }  // namespace
 
+// A record engine: the allocator keeps only the engine's log blocks; the engine replays its log;
+// the store counts what it finds and restores its cas counter and flush_all state.
+RecoveryReport Store::Impl::recover_records() {
+  Impl& s = *this;
+  pm::Allocator& allocator = *records_allocator;
+  RecoveryReport report;
+  const auto started = std::chrono::steady_clock::now();
+  pm::OpScope scope(pm::OpKind::kRecovery);
+  allocator.begin_rebuild();
+  s.records->for_each_block([&](std::uint64_t offset) {
+    if (allocator.mark_reachable(offset, pm::BlockUse::kIndex)) ++report.index_blocks;
+  });
+  allocator.finish_rebuild();
+  s.records->recover();
+  std::uint64_t max_cas = 0;
+  s.records->scan("", sizeof(ItemHeader), [&](std::string_view, std::span<const std::byte> head) {
+    if (head.size() < sizeof(ItemHeader)) return true;
+    ItemHeader header;
+    std::memcpy(&header, head.data(), sizeof header);
+    ++report.items_recovered;
+    report.bytes_live += header.record_size();
+    if (header.cas > max_cas) max_cas = header.cas;
+    return true;
+  });
+  s.used_bytes.store(report.bytes_live, std::memory_order_relaxed);
+  s.stripes.for_key("").add(Counter::kCurrItems, report.items_recovered);
+  std::uint64_t next = std::max(max_cas, std::max(s.pool->cas_high_water(), s.pool->flush_cas()));
+  s.flush_state.flush(s.pool->flush_time(), s.pool->flush_cas());
+  s.cas_counter.store(next, std::memory_order_relaxed);
+  s.cas_reserved.store(0, std::memory_order_relaxed);
+  report.time_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  return report;
+}
+
 RecoveryReport Store::recover() {
   Impl& s = *impl_;
+  if (s.records) {
+    if (s.pool == nullptr || s.records->capabilities().persistent == false) return {};
+    return s.recover_records();
+  }
   RecoveryReport report;
   if (s.heap.allocator() == nullptr) return report;  // a volatile store keeps nothing
   pm::Allocator& allocator = *s.heap.allocator();

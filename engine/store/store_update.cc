@@ -208,8 +208,11 @@ StoreStatus Store::Impl::touch(std::string_view key, std::int64_t exptime) noexc
   }
   stripe.add(Counter::kTouchHits);
   set_exptime(*item, to_absolute_exptime(exptime, now));
+  const std::uint8_t bits_before = item->bits;
+  const std::int64_t access_before = item->last_access;
   item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;  // memcached's touch bumps
   item->last_access = now;
+  save_hints(*item, bits_before, access_before);
   return StoreStatus::kTouched;
 }
 
@@ -226,7 +229,7 @@ void Store::Impl::flush_all(std::int64_t delay_seconds) noexcept {
   const std::int64_t oldest_live = new_oldest - 1;
   const std::uint64_t oldest_cas = oldest_live <= now ? next_cas() : 0;
   flush_state.flush(oldest_live, oldest_cas);
-  if (pm::Pool* pool = heap.pool()) {
+  if (pool != nullptr) {
     pool->set_flush_state(flush_state.oldest_live(), flush_state.oldest_cas());
   }
   cmd_flush.fetch_add(1, std::memory_order_relaxed);

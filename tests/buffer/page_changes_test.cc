@@ -1,8 +1,8 @@
 #include "engine/buffer/page_changes.h"
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace pmcached::buffer {
 namespace {

@@ -275,3 +275,38 @@ TEST(OptionsErrorTest, EmptyStrings) {
 
 }  // namespace
 }  // namespace pmcached::config
+
+namespace pmcached::config {
+namespace {
+
+TEST(OptionsTest, PagedEngineFlags) {
+  const Options defaults = parse_ok({});
+  EXPECT_EQ(defaults.page_size, 16384u);
+  EXPECT_EQ(defaults.buffer_pool_mb, 0u);  // -m's value
+  EXPECT_EQ(defaults.page_table, "hash");
+  EXPECT_EQ(defaults.eviction, "clock");
+  const Options o = parse_ok({"--page-file", "/tmp/x.pages", "--page-size", "4096",
+                              "--buffer-pool-mb", "8", "--page-table", "swizzle", "--eviction",
+                              "car", "--page-file-mb", "100", "--log-mb", "16"});
+  EXPECT_EQ(o.page_file, "/tmp/x.pages");
+  EXPECT_EQ(o.page_size, 4096u);
+  EXPECT_EQ(o.buffer_pool_mb, 8u);
+  EXPECT_EQ(o.page_table, "swizzle");
+  EXPECT_EQ(o.eviction, "car");
+  EXPECT_EQ(o.page_file_mb, 100u);
+  EXPECT_EQ(o.log_mb, 16u);
+}
+
+TEST(OptionsTest, BadPagedEngineFlagsAreOneLineErrors) {
+  expect_error({"--page-size", "5000"}, "--page-size: 5000 is not a power of two");
+  expect_error({"--page-size", "2048"}, "--page-size: 2048 is not in [4096 - 65536]");
+  expect_error({"--page-size", "131072"}, "--page-size");
+  expect_error({"--eviction", "arc"}, "--eviction: 'arc' is not one of random, clock, gclock");
+  expect_error({"--page-table", "tree"}, "--page-table: 'tree' is not one of hash, swizzle");
+  expect_error({"--buffer-pool-mb", "0"}, "--buffer-pool-mb: 0 is not in");
+  expect_error({"--page-file-mb", "x"}, "--page-file-mb: 'x' is not a number");
+  expect_error({"--page-file", ""}, "--page-file: the path is empty");
+}
+
+}  // namespace
+}  // namespace pmcached::config

@@ -1,0 +1,145 @@
+#include "engine/buffer/mini_transaction.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace pmcached::buffer {
+namespace {
+
+template <typename T>
+void put(std::vector<std::byte>& out, const T& value) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(&value);
+  out.insert(out.end(), bytes, bytes + sizeof value);
+}
+
+template <typename T>
+T take(std::span<const std::byte>& in) {
+  if (in.size() < sizeof(T)) throw std::runtime_error("redo log: a page record is truncated");
+  T value;
+  std::memcpy(&value, in.data(), sizeof value);
+  in = in.subspan(sizeof value);
+  return value;
+}
+
+}  // namespace
+
+MiniTransaction::MiniTransaction(BufferManager& buffers, RedoLog* log) noexcept
+    : buffers_(buffers), log_(log) {}
+
+MiniTransaction::~MiniTransaction() = default;
+
+PageChanges& MiniTransaction::track(PageGuard&& page) {
+  if (PageChanges* known = find(page.id())) {
+    page.release();  // the transaction already holds this page's latch through its own guard
+    return *known;
+  }
+  const PageId id = page.id();
+  std::byte* data = page.data();
+  entries_.push_back(std::unique_ptr<Entry>(
+      new Entry{std::move(page), PageChanges(id, data, buffers_.page_size())}));
+  return entries_.back()->changes;
+}
+
+PageChanges& MiniTransaction::track_new(PageGuard&& page) {
+  PageChanges& changes = track(std::move(page));
+  changes.mark_whole();
+  return changes;
+}
+
+PageChanges* MiniTransaction::find(PageId id) noexcept {
+  for (auto& entry : entries_) {
+    if (entry->changes.id() == id) return &entry->changes;
+  }
+  return nullptr;
+}
+
+PageGuard& MiniTransaction::guard(const PageChanges& changes) noexcept {
+  for (auto& entry : entries_) {
+    if (&entry->changes == &changes) return entry->guard;
+  }
+  std::abort();  // not one of ours: a programming error
+}
+
+Lsn MiniTransaction::finish() {
+  Lsn lsn = 0;
+  if (log_ != nullptr) {
+    const std::size_t page_size = buffers_.page_size();
+    const Lsn checkpoint = log_->checkpoint_lsn();
+    std::vector<std::size_t> ends;  // where each record's body ends in scratch_
+    std::vector<std::uint16_t> types;
+    scratch_.clear();
+    for (auto& entry : entries_) {
+      PageChanges& changes = entry->changes;
+      if (changes.empty()) continue;
+      const std::byte* page = changes.page();
+      put(scratch_, changes.id());
+      // A page's first change since the checkpoint is logged whole: replay then never reads a
+      // page image that a torn write-back may have damaged.
+      if (changes.whole() || entry->guard.header().lsn <= checkpoint) {
+        scratch_.insert(scratch_.end(), page + kPageHeaderSize, page + page_size);
+        types.push_back(kPageImage);
+      } else {
+        put(scratch_, static_cast<std::uint32_t>(changes.ranges().size()));
+        for (const ByteRange& range : changes.ranges()) {
+          put(scratch_, range.offset);
+          put(scratch_, range.length);
+          scratch_.insert(scratch_.end(), page + range.offset, page + range.offset + range.length);
+        }
+        types.push_back(kPageRanges);
+      }
+      ends.push_back(scratch_.size());
+    }
+    if (!types.empty()) {
+      std::vector<LogRecord> records;
+      records.reserve(types.size());
+      std::size_t begin = 0;
+      for (std::size_t i = 0; i < types.size(); ++i) {
+        records.push_back(LogRecord{types[i], std::span(scratch_).subspan(begin, ends[i] - begin)});
+        begin = ends[i];
+      }
+      lsn = log_->append(records);
+      if (lsn == 0) return 0;  // no room: the caller checkpoints first (see the header)
+    }
+  }
+  for (auto& entry : entries_) {
+    if (!entry->changes.empty()) entry->guard.mark_dirty(lsn);
+    entry->guard.release();
+  }
+  entries_.clear();
+  return lsn;
+}
+
+void MiniTransaction::replay(BufferManager& buffers, Lsn end_lsn,
+                             std::span<const LogRecord> records) {
+  const std::size_t page_size = buffers.page_size();
+  for (const LogRecord& record : records) {
+    std::span<const std::byte> body = record.body;
+    const auto id = take<PageId>(body);
+    if (record.type == kPageImage) {
+      if (body.size() != page_size - kPageHeaderSize) {
+        throw std::runtime_error("redo log: a page image has the wrong size");
+      }
+      // Not read from the file: the image replaces whatever (possibly torn) page is there.
+      PageGuard page = buffers.fix_new(id);
+      std::memcpy(page.data() + kPageHeaderSize, body.data(), body.size());
+      page.mark_dirty(end_lsn);
+    } else if (record.type == kPageRanges) {
+      PageGuard page = buffers.fix(id, LatchMode::kExclusive);
+      const auto count = take<std::uint32_t>(body);
+      const bool apply = page.header().lsn < end_lsn;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const auto offset = take<std::uint32_t>(body);
+        const auto length = take<std::uint32_t>(body);
+        if (body.size() < length || offset < kPageHeaderSize || offset + length > page_size) {
+          throw std::runtime_error("redo log: a page range is out of bounds");
+        }
+        if (apply) std::memcpy(page.data() + offset, body.data(), length);
+        body = body.subspan(length);
+      }
+      if (apply) page.mark_dirty(end_lsn);
+    }
+    // Other record types belong to the engine; it replays them itself.
+  }
+}
+
+}  // namespace pmcached::buffer
