@@ -65,7 +65,6 @@ struct BufferManager::Impl {
   ExtendibleHashTable table;
   std::unique_ptr<ReplacementPolicy> policy;
   mutable std::mutex policy_mutex;  // on_load, on_evict, pick_victim
-  std::function<bool(FrameId)> evictable_fn;
   std::mutex free_mutex;
   std::vector<FrameId> free_frames;
   std::mutex write_back_mutex;  // one write_back_all() at a time
@@ -102,7 +101,7 @@ struct BufferManager::Impl {
   FrameId take_frame(FrameId held);
   void release_frame(FrameId f);
   FrameId evict_one(FrameId held);
-  bool evictable(FrameId f) const noexcept;
+  bool evictable(FrameId f, FrameId held) const noexcept;
   bool try_evict(FrameId f, FrameId held);
   bool unswizzle_in_parent(FrameId child, PageId child_page, FrameId held);
   void swizzle(const PageGuard& parent, std::uint64_t* slot, std::uint64_t id,
@@ -121,8 +120,7 @@ BufferManager::Impl::Impl(BufferManager& owner_in, PageFile& file_in, BufferOpti
       frame_count(options.frames),
       memory(options.frames * file_in.page_size()),
       frames(std::make_unique<BufferFrame[]>(options.frames)),
-      policy(make_replacement_policy(options.eviction, options.frames, options.seed)),
-      evictable_fn([this](FrameId f) { return evictable(f); }) {
+      policy(make_replacement_policy(options.eviction, options.frames, options.seed)) {
   free_frames.reserve(frame_count);
   for (std::size_t f = frame_count; f-- > 0;) free_frames.push_back(static_cast<FrameId>(f));
 }
@@ -253,13 +251,25 @@ void BufferManager::Impl::release_frame(FrameId f) {
   free_frames.push_back(f);
 }
 
-// A pre-check for the policy; try_evict() decides under the claim and the latch.
-bool BufferManager::Impl::evictable(FrameId f) const noexcept {
+// A pre-check for the policy; try_evict() decides under the claim and the latches. It must
+// also refuse a frame whose parent is latched exclusively (perhaps by this very thread, higher
+// up the tree): try_evict() would fail on it every time, and a policy that offers the same
+// frame again (LRU) would never move on.
+bool BufferManager::Impl::evictable(FrameId f, FrameId held) const noexcept {
   const BufferFrame& frame = frames[f];
   const PageId page = frame.page.load(std::memory_order_relaxed);
-  return page != kNoPage && frame.pins.load(std::memory_order_relaxed) == 0 &&
-         frame.swizzled_children.load(std::memory_order_relaxed) == 0 &&
-         page != root.load(std::memory_order_relaxed);
+  if (page == kNoPage || frame.pins.load(std::memory_order_relaxed) != 0 ||
+      frame.swizzled_children.load(std::memory_order_relaxed) != 0 ||
+      page == root.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  const FrameId parent = frame.parent.load(std::memory_order_relaxed);
+  if (parent == kNoFrame || parent == held) return true;
+  if (parent == BufferFrame::kSwizzling) return false;
+  BufferFrame& p = frames[parent];
+  if (!p.latch.try_lock_shared()) return false;
+  p.latch.unlock_shared();
+  return true;
 }
 
 FrameId BufferManager::Impl::evict_one(FrameId held) {
@@ -267,7 +277,7 @@ FrameId BufferManager::Impl::evict_one(FrameId held) {
     FrameId victim = kNoFrame;
     {
       std::lock_guard lock(policy_mutex);
-      victim = policy->pick_victim(evictable_fn);
+      victim = policy->pick_victim([this, held](FrameId f) { return evictable(f, held); });
     }
     if (victim == kNoFrame) return kNoFrame;
     if (try_evict(victim, held)) return victim;
