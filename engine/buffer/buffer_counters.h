@@ -14,7 +14,6 @@
 namespace pmcached::buffer {
 
 enum class BufferEvent : std::uint8_t {
-  kFixes,
   kHits,
   kMisses,
   kEvictions,

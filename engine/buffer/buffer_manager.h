@@ -73,7 +73,7 @@ struct BufferOptions {
 };
 
 struct BufferStats {
-  std::uint64_t fixes = 0;
+  std::uint64_t fixes = 0;  // fixes that returned a page: hits + misses
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t evictions = 0;
