@@ -4,22 +4,27 @@
 // Fixing a page pins its frame (a pinned frame is never evicted) and latches it shared or
 // exclusive; the PageGuard undoes both. A miss takes a free frame or evicts the victim the
 // replacement policy picks (writing it back first if dirty, after the redo log is durable up to
-// the page's LSN: the WAL rule), then reads the page and checks its checksum.
+// the page's LSN: the WAL rule), then reads the page and checks its checksum. A page of zeros
+// (the file grew past it but it was never written) reads as an empty page: kind 0, LSN 0.
 //
 // Page tables (--page-table):
 //   hash     page id -> frame through an extendible hash table on xxHash (seed 003 §buffer pool).
 //   swizzle  seed 001 ch. 1 (Zero): a child reference (an 8-byte word in an inner page) of a
 //            resident parent is replaced, when fixed through fix_child(), by a tagged frame
 //            reference, so the next traversal reaches the child without the page table. The hash
-//            table stays for fixes by id (the root, siblings, unswizzled references). The root
-//            is always resident; only a frame without swizzled children is evicted, and its
-//            eviction unswizzles the parent's reference first; a page image written to the file
-//            never holds a tagged reference (write-back unswizzles a copy).
-// The rules seed 001 leaves open (docs/BUFFER_MANAGER.md): the evictor only try-latches (victim,
-// then parent), so it never waits in a lock order opposite to a traversal's parent -> child
-// coupling; a pin counts fixes (guards), not swizzled references; an engine that moves, copies or
-// removes child references (a split, a merge, a separator insert) calls unswizzle_children() on
-// the page first, so a tagged reference never moves.
+//            table stays for fixes by id (the root, siblings, unswizzled references). Only a
+//            page reached through swizzled references (the root, or a page swizzled in its
+//            parent) gets its children swizzled; only a frame without swizzled children is
+//            evicted, and its eviction unswizzles the parent's reference first; a page image
+//            written to the file never holds a tagged reference (write-back unswizzles a copy).
+// With either table the root (set_root) is never evicted once resident, as in Zero.
+// The rules seed 001 leaves open (docs/BUFFER_MANAGER.md): the evictor only try-latches (the
+// victim exclusively, then its parent shared), so it never waits in a lock order opposite to a
+// traversal's parent -> child coupling; a pin counts fixes (guards), not swizzled references;
+// an engine that moves, copies or removes child references (a split, a merge, a separator
+// insert) calls unswizzle_children() on the page first, so a tagged reference never moves.
+// Child references are read and written as atomic 8-byte words (std::atomic_ref): under a
+// shared latch a reference may be swizzled or unswizzled by other threads at any time.
 //
 // Thread safety: every method may be called from any thread. A fix that races an eviction of the
 // same page retries and never returns another page's frame. Fixing more than one page at a time
@@ -55,6 +60,9 @@ struct BufferOptions {
   PageTableKind page_table = PageTableKind::kHash;
   EvictionKind eviction = EvictionKind::kClock;
   std::uint64_t seed = 1;
+  // A fix that finds no frame to free (all pinned or unevictable) keeps trying while other
+  // threads may release one, and throws BufferFullError after this long.
+  std::uint32_t full_after_ms = 100;
   // The engine's inner-page layout: visits the child references (aligned 8-byte words) of the
   // page at `page`; visits nothing for a leaf or any other page. Required for kSwizzle.
   std::function<void(std::byte* page, const std::function<void(std::uint64_t& slot)>& visit)>
@@ -65,7 +73,7 @@ struct BufferOptions {
 };
 
 struct BufferStats {
-  std::uint64_t fixes = 0;
+  std::uint64_t fixes = 0;  // fixes that returned a page: hits + misses
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t evictions = 0;
@@ -137,24 +145,29 @@ class BufferManager {
   [[nodiscard]] PageGuard fix_child(const PageGuard& parent, std::uint64_t* slot, LatchMode mode);
 
   // A page the engine has just allocated (its id may be past the file's end; the file is extended):
-  // zeroed, not read, latched exclusively and dirty. Throws BufferFullError as fix() does.
+  // zeroed, not read, latched exclusively and dirty. Throws BufferFullError as fix() does, and
+  // PageFileError if the file cannot grow to hold it (its maximum, or a full file system).
   [[nodiscard]] PageGuard fix_new(PageId id);
 
   // The engine freed page `id`: drops it from the pool without writing it back. It must not be
   // fixed by anyone, nor swizzled in a parent (unswizzle the parent first).
   void drop(PageId id);
 
-  // The page id a child reference stands for, swizzled or not.
+  // The page id a child reference stands for, swizzled or not. Exact while the page holding
+  // the reference is latched exclusively; under a shared latch a swizzled child may be evicted
+  // concurrently (fix_child() copes with that, a value read earlier cannot).
   [[nodiscard]] PageId child_id(std::uint64_t slot) const noexcept;
   // kSwizzle: turns every swizzled child reference of `page` (latched exclusively) back into its
   // page id. Call before moving, copying or removing child references. No-op for kHash.
   void unswizzle_children(PageGuard& page);
-  // kSwizzle: page `id` is the root: kept resident, never evicted (replaces the previous root).
+  // Page `id` is the root: never evicted once resident (replaces the previous root). kSwizzle:
+  // the page from which swizzling starts.
   void set_root(PageId id);
 
   // Writes every dirty frame back (WAL rule honoured) and fsyncs the file: the page half of a
   // checkpoint. Returns the pages written. Fixes may run meanwhile; a page changed after its
-  // write-back stays dirty.
+  // write-back stays dirty. The calling thread must hold no PageGuard (it latches each dirty
+  // page exclusively for a moment).
   std::size_t write_back_all();
 
   [[nodiscard]] BufferStats stats() const noexcept;

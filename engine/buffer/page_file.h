@@ -19,6 +19,8 @@
 // extend() and sync() may run concurrently with them.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +43,8 @@ struct PageFileOptions {
   std::size_t page_size = kDefaultPageSize;
   std::uint64_t max_bytes = 1ull << 30;  // --page-file-mb
   bool direct_io = true;                 // try O_DIRECT (tests may turn it off)
+  // open(2) by default; tests pass one that plays a file system without O_DIRECT.
+  int (*open_call)(const char* path, int flags, mode_t mode) = nullptr;
 };
 
 class PageFile {
@@ -60,14 +64,16 @@ class PageFile {
   [[nodiscard]] PageId page_count() const noexcept;
   [[nodiscard]] PageId max_pages() const noexcept;
 
-  // Grows the file so that it holds at least `pages` pages (zero-filled). False if that would
-  // pass the maximum size (nothing changes).
+  // Grows the file so that it holds at least `pages` pages (zero-filled), one extent (1 MiB) at
+  // a time. False if that would pass the maximum size, or the file system is full (nothing
+  // changes).
   [[nodiscard]] bool extend(PageId pages);
 
   // Whole-page I/O; `id` must be below page_count(). Throw PageFileError on an I/O error.
   void read(PageId id, std::byte* out) const;
   void write(PageId id, const std::byte* in);
-  // fdatasync: every completed write() is durable.
+  // fdatasync: every completed write() and extend() is durable (the header then records the
+  // new page count, so a file cut shorter later is refused as truncated).
   void sync();
 
   // Counters for `stats engine`.

@@ -1,0 +1,241 @@
+// Node: the slotted page of the bptree engine (leaf and inner pages), read through Node and
+// changed through NodeWriter, which makes every change through buffer::PageChanges so that it can
+// be logged. Pure functions on page bytes: no I/O, no latches.
+//
+// Layout version 1 (seed 004 §4.1, the Umbra B+-tree: slotted pages whose 12-byte slots hold the
+// first key bytes, §3.5):
+//   [0, 16)    buffer::PageHeader (the buffer manager's: LSN, checksum)
+//   16  u16 kind           NodeKind
+//   18  u16 count          slots in use
+//   20  u32 data_start     lowest record byte; records fill [data_start, page_size)
+//   24  u32 fragmented     bytes of dead records inside [data_start, page_size)
+//   28  u16 level          0 for leaves, children's level + 1 for inner pages
+//   30  u16 reserved
+//   32  u64 link           leaf: right sibling (0 = last leaf); inner: the rightmost child;
+//                          overflow and free pages: the next page of the chain or list
+//   40  slots[count]       12 bytes each, sorted by key:
+//                            u16 offset, u16 key length, u16 payload length, u16 flags,
+//                            u32 head (first 4 key bytes, big-endian, zero-padded)
+//   ... free space ...
+//   [data_start, page_size) records: payload bytes, then key bytes
+// Keys are 1..250 bytes of any value, ordered bytewise (a prefix sorts first). Inner pages: the
+// payload is the 8-byte child reference, and every record starts 8-aligned (its size is rounded
+// up to 8), so child references are aligned words the buffer manager can swizzle with a CAS.
+// Inner semantics: slot i = (separator s_i, child c_i), c_i holds keys in [s_{i-1}, s_i), the
+// link (rightmost child) keys >= s_{count-1}.
+// A record dies in place when erased or replaced (fragmented grows), unless it is the lowest
+// one; compaction rewrites the records when an insert finds the gap too small but the page has
+// room in total.
+//
+// Thread safety: none here; the caller holds the page's latch (exclusive for NodeWriter).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <span>
+#include <string_view>
+
+#include "engine/buffer/buffer_types.h"
+#include "engine/buffer/page_changes.h"
+
+namespace pmcached::engine::bptree {
+
+using buffer::PageChanges;
+using buffer::PageId;
+
+enum class NodeKind : std::uint16_t { kFree = 0, kLeaf = 1, kInner = 2, kOverflow = 3, kMeta = 4 };
+
+inline constexpr std::size_t kMaxKeySize = 250;
+inline constexpr std::size_t kSlotSize = 12;
+inline constexpr std::size_t kKindOffset = 16;
+inline constexpr std::size_t kCountOffset = 18;
+inline constexpr std::size_t kDataStartOffset = 20;
+inline constexpr std::size_t kFragmentedOffset = 24;
+inline constexpr std::size_t kLevelOffset = 28;
+inline constexpr std::size_t kLinkOffset = 32;
+inline constexpr std::size_t kSlotsOffset = 40;  // also the end of the node header
+
+// Slot flags.
+inline constexpr std::uint16_t kOverflowRecord = 1;  // the payload is an OverflowRef
+
+// Bytes the slots and records may use.
+[[nodiscard]] constexpr std::size_t node_capacity(std::size_t page_size) noexcept {
+  return page_size - kSlotsOffset;
+}
+// A record's bytes in the page: inner records are rounded up to 8.
+[[nodiscard]] constexpr std::size_t record_size(bool inner, std::size_t key_size,
+                                                std::size_t payload_size) noexcept {
+  const std::size_t n = key_size + payload_size;
+  return inner ? (n + 7) & ~std::size_t{7} : n;
+}
+// A slot and its record.
+[[nodiscard]] constexpr std::size_t entry_size(bool inner, std::size_t key_size,
+                                               std::size_t payload_size) noexcept {
+  return kSlotSize + record_size(inner, key_size, payload_size);
+}
+// The largest inner entry (a 250-byte separator and its child).
+inline constexpr std::size_t kMaxInnerEntry = entry_size(true, kMaxKeySize, 8);
+
+// The first 4 bytes of `key`, big-endian, zero-padded: equal heads leave the order to the rest.
+[[nodiscard]] inline std::uint32_t key_head(std::string_view key) noexcept {
+  std::uint32_t head = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    head <<= 8;
+    if (i < key.size()) head |= static_cast<unsigned char>(key[i]);
+  }
+  return head;
+}
+
+template <typename T>
+[[nodiscard]] inline T load_value(const std::byte* at) noexcept {
+  T value;
+  std::memcpy(&value, at, sizeof value);
+  return value;
+}
+
+struct Slot {
+  std::uint16_t offset;
+  std::uint16_t key_size;
+  std::uint16_t payload_size;
+  std::uint16_t flags;
+  std::uint32_t head;
+};
+static_assert(sizeof(Slot) == kSlotSize);
+
+// Where a key is, or would go, in a page.
+struct SearchResult {
+  std::size_t index;  // first slot whose key is >= the key (count if none)
+  bool found;         // that slot's key equals the key
+};
+
+// A read-only view of a leaf or inner page.
+class Node {
+ public:
+  Node(const std::byte* page, std::size_t page_size) noexcept
+      : page_(page), page_size_(page_size) {}
+
+  [[nodiscard]] const std::byte* page() const noexcept { return page_; }
+  [[nodiscard]] std::size_t page_size() const noexcept { return page_size_; }
+  [[nodiscard]] NodeKind kind() const noexcept {
+    return static_cast<NodeKind>(load_value<std::uint16_t>(page_ + kKindOffset));
+  }
+  [[nodiscard]] bool is_leaf() const noexcept { return kind() == NodeKind::kLeaf; }
+  [[nodiscard]] bool is_inner() const noexcept { return kind() == NodeKind::kInner; }
+  [[nodiscard]] std::size_t count() const noexcept {
+    return load_value<std::uint16_t>(page_ + kCountOffset);
+  }
+  [[nodiscard]] std::size_t data_start() const noexcept {
+    return load_value<std::uint32_t>(page_ + kDataStartOffset);
+  }
+  [[nodiscard]] std::size_t fragmented() const noexcept {
+    return load_value<std::uint32_t>(page_ + kFragmentedOffset);
+  }
+  [[nodiscard]] unsigned level() const noexcept {
+    return load_value<std::uint16_t>(page_ + kLevelOffset);
+  }
+  // Leaf: right sibling; inner: rightmost child (a plain page id only while unswizzled: read
+  // children through BufferManager::child_id()).
+  [[nodiscard]] std::uint64_t link() const noexcept {
+    return load_value<std::uint64_t>(page_ + kLinkOffset);
+  }
+
+  // Bytes between the slots and the records.
+  [[nodiscard]] std::size_t free_contiguous() const noexcept {
+    return data_start() - kSlotsOffset - kSlotSize * count();
+  }
+  // Bytes an insert may use after a compaction.
+  [[nodiscard]] std::size_t free_total() const noexcept { return free_contiguous() + fragmented(); }
+  // Bytes the live slots and records use.
+  [[nodiscard]] std::size_t used() const noexcept {
+    return node_capacity(page_size_) - free_total();
+  }
+
+  [[nodiscard]] Slot slot(std::size_t i) const noexcept {
+    return load_value<Slot>(page_ + kSlotsOffset + kSlotSize * i);
+  }
+  [[nodiscard]] std::string_view key(std::size_t i) const noexcept {
+    const Slot s = slot(i);
+    return {reinterpret_cast<const char*>(page_ + s.offset + s.payload_size), s.key_size};
+  }
+  [[nodiscard]] std::span<const std::byte> payload(std::size_t i) const noexcept {
+    const Slot s = slot(i);
+    return {page_ + s.offset, s.payload_size};
+  }
+  [[nodiscard]] std::uint16_t flags(std::size_t i) const noexcept { return slot(i).flags; }
+  [[nodiscard]] std::size_t entry_bytes(std::size_t i) const noexcept {
+    const Slot s = slot(i);
+    return entry_size(is_inner(), s.key_size, s.payload_size);
+  }
+
+  // Inner pages: the offset of child reference i (i == count(): the rightmost child). Aligned to 8.
+  [[nodiscard]] std::size_t child_offset(std::size_t i) const noexcept {
+    return i == count() ? kLinkOffset : slot(i).offset;
+  }
+  // Inner pages: the child whose range holds `key` (count() for the rightmost).
+  [[nodiscard]] std::size_t child_index(std::string_view key) const noexcept;
+
+  // Binary search over the slots; compares heads first and reads a record only on a tie.
+  [[nodiscard]] SearchResult search(std::string_view key) const noexcept;
+  // <0, 0, >0 as `key` sorts before, equal to or after the key of slot `i`.
+  [[nodiscard]] int compare(std::string_view key, std::uint32_t head, std::size_t i) const noexcept;
+
+ private:
+  const std::byte* page_;
+  std::size_t page_size_;
+};
+
+// Changes a page through its PageChanges. The page is latched exclusively by the caller.
+class NodeWriter : public Node {
+ public:
+  explicit NodeWriter(PageChanges& changes) noexcept
+      : Node(changes.page(), changes.page_size()), changes_(changes) {}
+
+  [[nodiscard]] PageChanges& changes() const noexcept { return changes_; }
+
+  // Makes the page an empty node of `kind`/`level` (the link is 0).
+  void init(NodeKind kind, unsigned level) noexcept;
+  void set_link(std::uint64_t link) noexcept { changes_.store(kLinkOffset, link); }
+
+  // Whether an entry of this size fits, with a compaction if need be.
+  [[nodiscard]] bool fits(std::size_t entry_bytes) const noexcept {
+    return entry_bytes <= free_total();
+  }
+  // Inserts a slot at `index` (keeping key order is the caller's part); compacts first if the
+  // gap is too small. False (nothing changed) if the entry does not fit at all.
+  bool insert(std::size_t index, std::string_view key, std::span<const std::byte> payload,
+              std::uint16_t flags = 0) noexcept;
+  // Removes slot `index`; its record dies in place.
+  void erase(std::size_t index) noexcept;
+  // Replaces the payload of slot `index`: in place if the size is the same, else as erase and
+  // insert. False (nothing changed) if the new entry does not fit.
+  bool replace_payload(std::size_t index, std::span<const std::byte> payload,
+                       std::uint16_t flags) noexcept;
+  // Overwrites payload bytes [offset, offset + bytes.size()) of slot `index` in place.
+  void patch_payload(std::size_t index, std::size_t offset,
+                     std::span<const std::byte> bytes) noexcept;
+  // Inner pages: sets child reference i (i == count(): the rightmost child) to a page id.
+  void set_child(std::size_t i, PageId child) noexcept { changes_.store(child_offset(i), child); }
+  // Rewrites the records without the dead ones (logged as the slot run and the record area).
+  void compact() noexcept;
+
+ private:
+  void set_count(std::size_t n) noexcept {
+    changes_.store(kCountOffset, static_cast<std::uint16_t>(n));
+  }
+  void set_data_start(std::size_t n) noexcept {
+    changes_.store(kDataStartOffset, static_cast<std::uint32_t>(n));
+  }
+  void set_fragmented(std::size_t n) noexcept {
+    changes_.store(kFragmentedOffset, static_cast<std::uint32_t>(n));
+  }
+
+  PageChanges& changes_;
+};
+
+// Visits the child references (aligned 8-byte words) of an inner page; nothing for any other
+// page. For buffer::BufferOptions::child_slots.
+void for_each_child_slot(std::byte* page, const std::function<void(std::uint64_t& slot)>& visit);
+
+}  // namespace pmcached::engine::bptree

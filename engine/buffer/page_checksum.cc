@@ -1,0 +1,33 @@
+#include "engine/buffer/page_checksum.h"
+
+#include <cstddef>
+#include <cstring>
+
+#define XXH_STATIC_LINKING_ONLY  // XXH32_state_t on the stack
+#include <xxhash.h>
+
+#include "engine/buffer/buffer_types.h"
+
+namespace pmcached::buffer {
+
+std::uint32_t page_checksum(const std::byte* page, std::size_t size) noexcept {
+  constexpr std::size_t at = offsetof(PageHeader, checksum);
+  constexpr std::size_t after = at + sizeof(PageHeader::checksum);
+  const std::uint32_t zero = 0;
+  XXH32_state_t state;
+  XXH32_reset(&state, 0);
+  XXH32_update(&state, page, at);
+  XXH32_update(&state, &zero, sizeof(zero));
+  XXH32_update(&state, page + after, size - after);
+  return XXH32_digest(&state);
+}
+
+bool page_is_zero(const std::byte* page, std::size_t size) noexcept {
+  static constexpr std::byte kZeros[256] = {};
+  for (std::size_t at = 0; at < size; at += sizeof(kZeros)) {
+    if (std::memcmp(page + at, kZeros, sizeof(kZeros)) != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace pmcached::buffer

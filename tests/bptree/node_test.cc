@@ -1,0 +1,439 @@
+// The slotted page: search, insert, erase, replace and compaction on leaf and inner pages, and
+// that every change goes through PageChanges (replaying the logged ranges onto the old image
+// gives the new one).
+#include "engine/bptree/node.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/bptree/meta_page.h"
+#include "engine/bptree/overflow.h"
+
+namespace pmcached::engine::bptree {
+namespace {
+
+std::span<const std::byte> bytes_of(std::string_view s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+std::string string_of(std::span<const std::byte> b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
+// A page in memory with a shadow copy that only sees the logged ranges.
+class TestPage {
+ public:
+  explicit TestPage(std::size_t page_size = 4096)
+      : size_(page_size), words_(page_size / 8), shadow_(page_size / 8) {
+    begin();
+  }
+  std::byte* data() { return reinterpret_cast<std::byte*>(words_.data()); }
+  PageChanges& changes() { return *changes_; }
+  NodeWriter writer() { return NodeWriter(*changes_); }
+  Node node() { return Node(data(), size_); }
+
+  // Applies the ranges logged since begin() to the shadow and starts a new change set; the shadow
+  // must then equal the page.
+  ::testing::AssertionResult replay_matches() {
+    auto* shadow = reinterpret_cast<std::byte*>(shadow_.data());
+    if (changes_->whole()) {
+      std::memcpy(shadow, data(), size_);
+    } else {
+      for (const buffer::ByteRange& r : changes_->ranges()) {
+        std::memcpy(shadow + r.offset, data() + r.offset, r.length);
+      }
+    }
+    begin();
+    if (std::memcmp(shadow, data(), size_) != 0) {
+      return ::testing::AssertionFailure() << "a change bypassed PageChanges";
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+ private:
+  void begin() { changes_ = std::make_unique<PageChanges>(7, data(), size_); }
+
+  std::size_t size_;
+  std::vector<std::uint64_t> words_;
+  std::vector<std::uint64_t> shadow_;
+  std::unique_ptr<PageChanges> changes_;
+};
+
+// Inserts `key` at its place; returns false if it did not fit.
+bool put(NodeWriter node, std::string_view key, std::string_view payload) {
+  const SearchResult r = node.search(key);
+  if (r.found) return node.replace_payload(r.index, bytes_of(payload), 0);
+  return node.insert(r.index, key, bytes_of(payload));
+}
+
+// The page's keys in slot order, and a check that the slots are sorted with correct heads.
+std::vector<std::string> keys_of(Node node) {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < node.count(); ++i) {
+    keys.emplace_back(node.key(i));
+    EXPECT_EQ(node.slot(i).head, key_head(node.key(i))) << "slot " << i;
+    if (i > 0) {
+      EXPECT_LT(keys[i - 1], keys[i]) << "slot " << i;
+    }
+  }
+  return keys;
+}
+
+TEST(NodeTest, InitMakesAnEmptyNode) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  EXPECT_TRUE(page.replay_matches());
+  const Node node = page.node();
+  EXPECT_TRUE(node.is_leaf());
+  EXPECT_EQ(node.count(), 0u);
+  EXPECT_EQ(node.link(), 0u);
+  EXPECT_EQ(node.free_total(), node_capacity(4096));
+  EXPECT_EQ(node.used(), 0u);
+  EXPECT_FALSE(node.search("a").found);
+}
+
+TEST(NodeTest, InsertFindAndEraseAtEveryPosition) {
+  constexpr int kKeys = 20;
+  for (int position = 0; position <= kKeys; ++position) {
+    TestPage page;
+    NodeWriter node = page.writer();
+    node.init(NodeKind::kLeaf, 0);
+    std::vector<std::string> keys;
+    for (int i = 0; i < kKeys; ++i) keys.push_back("key" + std::to_string(1001 + 2 * i));
+    for (const auto& k : keys) ASSERT_TRUE(put(node, k, "v" + k));
+    // One key that sorts at `position` among the others.
+    const std::string extra = "key" + std::to_string(1000 + 2 * position);
+    ASSERT_TRUE(put(node, extra, "extra"));
+    EXPECT_TRUE(page.replay_matches());
+    const SearchResult r = page.node().search(extra);
+    ASSERT_TRUE(r.found);
+    EXPECT_EQ(r.index, static_cast<std::size_t>(position));
+    EXPECT_EQ(string_of(page.node().payload(r.index)), "extra");
+    for (const auto& k : keys) {
+      const SearchResult f = page.node().search(k);
+      ASSERT_TRUE(f.found) << k;
+      EXPECT_EQ(string_of(page.node().payload(f.index)), "v" + k);
+    }
+    page.writer().erase(r.index);
+    EXPECT_TRUE(page.replay_matches());
+    EXPECT_FALSE(page.node().search(extra).found);
+    EXPECT_EQ(keys_of(page.node()), keys);
+  }
+}
+
+TEST(NodeTest, EraseAtEveryPositionKeepsTheOthers) {
+  for (std::size_t position = 0; position < 10; ++position) {
+    TestPage page;
+    page.writer().init(NodeKind::kLeaf, 0);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 10; ++i) keys.push_back(std::string(1, static_cast<char>('a' + i)));
+    for (const auto& k : keys) ASSERT_TRUE(put(page.writer(), k, k + k));
+    page.writer().erase(position);
+    EXPECT_TRUE(page.replay_matches());
+    keys.erase(keys.begin() + static_cast<std::ptrdiff_t>(position));
+    EXPECT_EQ(keys_of(page.node()), keys);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      EXPECT_EQ(string_of(page.node().payload(i)), keys[i] + keys[i]);
+    }
+  }
+}
+
+TEST(NodeTest, KeysThatArePrefixesOfEachOtherSortShortestFirst) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  // Equal heads ("a" and "a\0" both give 0x61000000) must fall back to the whole key.
+  const std::vector<std::string> keys = {
+      std::string("a"),    std::string("a\0", 2), std::string("a\0\0", 3),  std::string("ab"),
+      std::string("abc"),  std::string("abcd"),   std::string("abcd\0", 5), std::string("abcde"),
+      std::string("abce"), std::string("b")};
+  std::vector<std::string> shuffled = keys;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(3));
+  for (const auto& k : shuffled) ASSERT_TRUE(put(page.writer(), k, k));
+  EXPECT_EQ(keys_of(page.node()), keys);
+  for (const auto& k : keys) {
+    const SearchResult r = page.node().search(k);
+    ASSERT_TRUE(r.found);
+    EXPECT_EQ(page.node().key(r.index), k);
+  }
+  EXPECT_EQ(page.node().search(std::string("abcd\0\0", 6)).index, 7u);  // after "abcd\0"
+}
+
+TEST(NodeTest, BinaryKeysWithZeroAndHighBytesSortAsUnsignedBytes) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  std::mt19937 rng(11);
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 60; ++i) {
+    std::string key(1 + rng() % 12, '\0');
+    for (auto& c : key) c = static_cast<char>(rng() % 3 == 0 ? 0 : rng() % 256);
+    model[key] = std::to_string(i);
+    ASSERT_TRUE(put(page.writer(), key, model[key]));
+  }
+  std::vector<std::string> expected;
+  for (const auto& [k, v] : model) expected.push_back(k);  // std::string orders as unsigned bytes
+  EXPECT_EQ(keys_of(page.node()), expected);
+  for (const auto& [k, v] : model) {
+    const SearchResult r = page.node().search(k);
+    ASSERT_TRUE(r.found);
+    EXPECT_EQ(string_of(page.node().payload(r.index)), v);
+  }
+}
+
+TEST(NodeTest, LongestKeysDifferingOnlyInTheLastByte) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 14; ++i) {
+    keys.push_back(std::string(kMaxKeySize - 1, 'k') + static_cast<char>('a' + i));
+  }
+  std::vector<std::string> order = keys;
+  std::reverse(order.begin(), order.end());
+  std::size_t stored = 0;
+  for (const auto& k : order) stored += put(page.writer(), k, "payload") ? 1 : 0;
+  // A 4 KiB page holds 15 entries of 12 + 250 + 7 bytes: all 14 fit, and a 16th would not.
+  EXPECT_EQ(stored, keys.size());
+  EXPECT_EQ(keys_of(page.node()), keys);
+  EXPECT_TRUE(page.replay_matches());
+  EXPECT_TRUE(put(page.writer(), std::string(kMaxKeySize, 'z'), "payload"));
+  EXPECT_FALSE(put(page.writer(), std::string(kMaxKeySize, 'y'), "payload"));
+}
+
+TEST(NodeTest, InsertCompactsWhenOnlyDeadRecordsLeaveRoom) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  const std::string value(100, 'v');
+  int n = 0;
+  while (put(page.writer(), "key" + std::to_string(1000 + n), value)) ++n;
+  ASSERT_GT(n, 10);
+  // Erase every other entry, from the back so that no dead record is the lowest one.
+  for (int i = n - 2; i >= 0; i -= 2) page.writer().erase(static_cast<std::size_t>(i));
+  EXPECT_TRUE(page.replay_matches());
+  EXPECT_GT(page.node().fragmented(), 0u);
+  EXPECT_LT(page.node().free_contiguous(), 300u);
+  // 300 bytes fit only after a compaction.
+  ASSERT_TRUE(put(page.writer(), "big", std::string(300, 'b')));
+  EXPECT_TRUE(page.replay_matches());
+  EXPECT_EQ(page.node().fragmented(), 0u);
+  EXPECT_EQ(string_of(page.node().payload(page.node().search("big").index)), std::string(300, 'b'));
+  for (int i = 1; i < n; i += 2) {
+    const SearchResult r = page.node().search("key" + std::to_string(1000 + i));
+    ASSERT_TRUE(r.found) << i;
+    EXPECT_EQ(string_of(page.node().payload(r.index)), value);
+  }
+}
+
+TEST(NodeTest, ErasingTheLowestRecordGrowsTheGapInsteadOfFragmenting) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  ASSERT_TRUE(put(page.writer(), "a", "1111"));
+  ASSERT_TRUE(put(page.writer(), "b", "2222"));  // written last: the lowest record
+  const std::size_t start = page.node().data_start();
+  page.writer().erase(page.node().search("b").index);
+  EXPECT_EQ(page.node().fragmented(), 0u);
+  EXPECT_EQ(page.node().data_start(), start + 5);
+  page.writer().erase(0);
+  EXPECT_EQ(page.node().free_total(), node_capacity(4096));
+}
+
+TEST(NodeTest, ReplacePayloadInPlaceChangesOnlyThePayloadBytes) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  ASSERT_TRUE(put(page.writer(), "alpha", "11111111"));
+  ASSERT_TRUE(put(page.writer(), "beta", "22222222"));
+  EXPECT_TRUE(page.replay_matches());
+  ASSERT_TRUE(page.writer().replace_payload(0, bytes_of("33333333"), 0));
+  EXPECT_EQ(page.changes().changed_bytes(), 8u);
+  EXPECT_TRUE(page.replay_matches());
+  // Another size: the record moves; the key stays.
+  ASSERT_TRUE(page.writer().replace_payload(0, bytes_of("444"), kOverflowRecord));
+  EXPECT_TRUE(page.replay_matches());
+  EXPECT_EQ(page.node().key(0), "alpha");
+  EXPECT_EQ(string_of(page.node().payload(0)), "444");
+  EXPECT_EQ(page.node().flags(0), kOverflowRecord);
+  page.writer().patch_payload(1, 2, bytes_of("xy"));
+  EXPECT_EQ(string_of(page.node().payload(1)), "22xy2222");
+  EXPECT_TRUE(page.replay_matches());
+}
+
+TEST(NodeTest, ReplacePayloadThatDoesNotFitChangesNothing) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  ASSERT_TRUE(put(page.writer(), "a", std::string(1500, 'a')));
+  ASSERT_TRUE(put(page.writer(), "b", std::string(1500, 'b')));
+  EXPECT_TRUE(page.replay_matches());
+  EXPECT_FALSE(page.writer().replace_payload(0, bytes_of(std::string(2600, 'c')), 0));
+  EXPECT_TRUE(page.changes().empty());
+  EXPECT_EQ(string_of(page.node().payload(0)), std::string(1500, 'a'));
+}
+
+TEST(NodeTest, InnerChildReferencesStayAlignedWordsThroughCompaction) {
+  TestPage page;
+  page.writer().init(NodeKind::kInner, 1);
+  page.writer().set_child(0, 999);  // count() == 0: the rightmost child
+  std::map<std::string, PageId> model;
+  std::mt19937 rng(5);
+  for (int round = 0; round < 400; ++round) {
+    NodeWriter node = page.writer();
+    if (rng() % 3 != 0 || model.empty()) {
+      const std::string key(1 + rng() % 30, static_cast<char>('a' + rng() % 26));
+      const PageId child = 1000 + static_cast<PageId>(round);
+      const SearchResult r = node.search(key);
+      if (r.found) continue;
+      std::byte word[8];
+      std::memcpy(word, &child, 8);
+      if (node.insert(r.index, key, word)) model[key] = child;
+    } else {
+      auto it = model.begin();
+      std::advance(it, static_cast<std::ptrdiff_t>(rng() % model.size()));
+      node.erase(node.search(it->first).index);
+      model.erase(it);
+    }
+    ASSERT_TRUE(page.replay_matches());
+  }
+  const Node node = page.node();
+  ASSERT_EQ(node.count(), model.size());
+  std::vector<PageId> expected;
+  std::size_t i = 0;
+  for (const auto& [key, child] : model) {
+    EXPECT_EQ(node.key(i), key);
+    EXPECT_EQ(node.child_offset(i) % 8, 0u);
+    EXPECT_EQ(load_value<std::uint64_t>(node.page() + node.child_offset(i)), child);
+    expected.push_back(child);
+    ++i;
+  }
+  expected.push_back(999);
+  std::vector<PageId> visited;
+  for_each_child_slot(page.data(), [&](std::uint64_t& slot) {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&slot) % 8, 0u);
+    visited.push_back(slot);
+  });
+  EXPECT_EQ(visited, expected);
+}
+
+TEST(NodeTest, ChildIndexSendsASeparatorsEqualKeyToItsRight) {
+  TestPage page;
+  page.writer().init(NodeKind::kInner, 1);
+  std::byte word[8] = {};
+  ASSERT_TRUE(page.writer().insert(0, "g", word));
+  ASSERT_TRUE(page.writer().insert(1, "p", word));
+  const Node node = page.node();
+  EXPECT_EQ(node.child_index("a"), 0u);
+  EXPECT_EQ(node.child_index("f\xff"), 0u);
+  EXPECT_EQ(node.child_index("g"), 1u);
+  EXPECT_EQ(node.child_index("o"), 1u);
+  EXPECT_EQ(node.child_index("p"), 2u);
+  EXPECT_EQ(node.child_index("zzz"), 2u);
+}
+
+TEST(NodeTest, ForEachChildSlotVisitsNothingOnALeaf) {
+  TestPage page;
+  page.writer().init(NodeKind::kLeaf, 0);
+  ASSERT_TRUE(put(page.writer(), "a", "12345678"));
+  int visits = 0;
+  for_each_child_slot(page.data(), [&](std::uint64_t&) { ++visits; });
+  EXPECT_EQ(visits, 0);
+}
+
+TEST(NodeTest, RandomOperationsAgreeWithAModel) {
+  for (std::size_t page_size : {std::size_t{4096}, std::size_t{65536}}) {
+    TestPage page(page_size);
+    page.writer().init(NodeKind::kLeaf, 0);
+    std::map<std::string, std::string> model;
+    std::mt19937 rng(static_cast<unsigned>(page_size));
+    for (int op = 0; op < 3000; ++op) {
+      NodeWriter node = page.writer();
+      std::string key = "k";
+      key += std::to_string(rng() % 200);
+      if (rng() % 3 == 0) {
+        const SearchResult r = node.search(key);
+        ASSERT_EQ(r.found, model.count(key) == 1);
+        if (r.found) node.erase(r.index);
+        model.erase(key);
+      } else {
+        const std::string value(rng() % (page_size / 40), static_cast<char>('a' + op % 26));
+        if (put(node, key, value)) {
+          model[key] = value;
+        } else {
+          EXPECT_GT(entry_size(false, key.size(), value.size()),
+                    node.free_total() +
+                        (model.count(key) ? node.entry_bytes(node.search(key).index) : 0));
+        }
+      }
+      ASSERT_TRUE(page.replay_matches()) << "op " << op;
+      const Node view = page.node();
+      ASSERT_EQ(view.count(), model.size());
+      std::size_t live = 0;
+      for (std::size_t i = 0; i < view.count(); ++i) live += view.entry_bytes(i);
+      ASSERT_EQ(view.used(), live) << "op " << op;
+    }
+    std::size_t i = 0;
+    for (const auto& [k, v] : model) {
+      EXPECT_EQ(page.node().key(i), k);
+      EXPECT_EQ(string_of(page.node().payload(i)), v);
+      ++i;
+    }
+  }
+}
+
+TEST(OverflowTest, ReferenceRoundTripsAndKeepsThePrefix) {
+  std::string record(5000, 'r');
+  for (std::size_t i = 0; i < record.size(); ++i) record[i] = static_cast<char>(i % 251);
+  std::byte ref[kOverflowRefSize];
+  encode_overflow_ref(OverflowRef{12, 13, record.size()}, bytes_of(record), ref);
+  const OverflowRef back = decode_overflow_ref(ref);
+  EXPECT_EQ(back.first, 12u);
+  EXPECT_EQ(back.last, 13u);
+  EXPECT_EQ(back.size, record.size());
+  EXPECT_EQ(string_of(overflow_prefix(ref)), record.substr(0, kOverflowPrefix));
+}
+
+TEST(OverflowTest, ChainLengthCountsTheBytesPastThePrefix) {
+  const std::size_t capacity = overflow_capacity(4096);
+  EXPECT_EQ(capacity, 4096u - kSlotsOffset);
+  EXPECT_EQ(overflow_pages(kOverflowPrefix + 1, 4096), 1u);
+  EXPECT_EQ(overflow_pages(kOverflowPrefix + capacity, 4096), 1u);
+  EXPECT_EQ(overflow_pages(kOverflowPrefix + capacity + 1, 4096), 2u);
+  EXPECT_LT(max_inline_payload(4096) + kMaxKeySize + kSlotSize, node_capacity(4096) / 2 + 1);
+}
+
+TEST(OverflowTest, OverflowPageHoldsItsBytesAndLink) {
+  TestPage page;
+  const std::string bytes(1000, 'o');
+  write_overflow_page(page.changes(), 42, bytes_of(bytes));
+  EXPECT_TRUE(page.replay_matches());
+  EXPECT_EQ(page.node().kind(), NodeKind::kOverflow);
+  EXPECT_EQ(page.node().link(), 42u);
+  EXPECT_EQ(string_of(overflow_bytes(page.data())), bytes);
+}
+
+TEST(MetaPageTest, FormatThenReadGivesTheFields) {
+  TestPage page;
+  EXPECT_FALSE(MetaPage::valid(page.data()));
+  const MetaFields fields{5, 2, 77, 9, 3, 123456, 4};
+  MetaPage::format(page.changes(), fields);
+  EXPECT_TRUE(page.replay_matches());
+  EXPECT_TRUE(MetaPage::valid(page.data()));
+  const MetaFields back = MetaPage::read(page.data());
+  EXPECT_EQ(back.root, 5u);
+  EXPECT_EQ(back.root_level, 2u);
+  EXPECT_EQ(back.high_water, 77u);
+  EXPECT_EQ(back.free_head, 9u);
+  EXPECT_EQ(back.free_count, 3u);
+  EXPECT_EQ(back.items, 123456u);
+  EXPECT_EQ(back.stack_size, 4u);
+  MetaPage::set_stack_entry(page.changes(), 3, 99);
+  EXPECT_EQ(MetaPage::stack_entry(page.data(), 3), 99u);
+  EXPECT_EQ(MetaPage::stack_capacity(4096), (4096u - kFreeStack) / 8);
+  EXPECT_TRUE(page.replay_matches());
+  MetaPage::set(page.changes(), MetaPage::kItems, 7);
+  EXPECT_EQ(page.changes().changed_bytes(), 8u);
+  EXPECT_EQ(MetaPage::read(page.data()).items, 7u);
+}
+
+}  // namespace
+}  // namespace pmcached::engine::bptree
