@@ -191,6 +191,9 @@ def server_engine(server):
 
 # --- SIGKILL under load: set, ms, append, prepend, incr, decr, delete, md ----------------------
 
+COUNTER = re.compile(rb"\d{1,19} *")  # what incr and decr accept (below 2^64)
+
+
 class PagedWriter(Writer):
     """test_durability's Writer (set, ms, delete, md, each acknowledged before the next) plus
     append/prepend on its items and incr/decr on its counters."""
@@ -221,8 +224,7 @@ class PagedWriter(Writer):
     def count(self):
         """incr or decr a counter of this writer's, or start one (a set of a decimal value)."""
         m, rng = self.m, self.m.rng
-        counters = [k for k in m.present[-200:] if m.acked[k][1].isdigit()
-                    and len(m.acked[k][1]) < 20]
+        counters = [k for k in m.present[-200:] if COUNTER.fullmatch(m.acked[k][1])]
         if not counters:
             key = m.prefix + b"%d" % m.next_key
             m.next_key += 1
@@ -238,9 +240,12 @@ class PagedWriter(Writer):
             new, verb = (int(value) + delta) % (1 << 64), b"incr"
         else:
             new, verb = max(0, int(value) - delta), b"decr"
-        m.in_flight = (key, (flags, b"%d" % new))
+        digits = b"%d" % new
+        # memcached rewrites a number that got no longer in place, padded with spaces.
+        m.in_flight = (key, (flags, digits.ljust(len(value)) if len(digits) <= len(value)
+                             else digits))
         reply = call(self.conn, b"%s %s %d\r\n" % (verb, key, delta))
-        assert reply == b"%d\r\n" % new, (key, verb, value, delta, reply)
+        assert reply == digits + b"\r\n", (key, verb, value, delta, reply)
         return self.acknowledged()
 
     def acknowledged(self):
