@@ -1,6 +1,7 @@
-# pmcached_registered_engines(<all-var> <persistent-var>): the engines registered in
+# pmcached_registered_engines(<all-var> <persistent-var> [<paged-var>]): the engines registered in
 # engine/engine_registry.cc, in registry order, read at configure time so that the test lists
-# derived from them (tests/integration) are never written by hand.
+# derived from them (tests/integration) are never written by hand. The paged engines (a subset of
+# the persistent ones) are the rows whose factory takes a RecordEngineContext.
 #
 # Why parse the source rather than run `pmcached --list-engines`: add_test() needs the names when
 # CMake configures, before the binary exists. The registry's rows have a fixed shape,
@@ -55,6 +56,18 @@ function(pmcached_registered_engines _all_var _persistent_var)
       list(APPEND _persistent "${_name_of_${_constant}}")
     endif()
   endforeach()
+  # The paged rows: `[^}]*` stops at the first lambda's closing brace, so a match never reaches
+  # from an index engine's row into the next one.
+  string(REGEX MATCHALL "std::string\\(k[A-Za-z0-9]+EngineName\\)[^}]*RecordEngineContext"
+         _paged_rows "${_source}")
+  set(_paged "")
+  foreach(_row IN LISTS _paged_rows)
+    string(REGEX MATCH "std::string\\((k[A-Za-z0-9]+EngineName)\\)" _ "${_row}")
+    list(APPEND _paged "${_name_of_${CMAKE_MATCH_1}}")
+  endforeach()
+  if(ARGC GREATER 2)
+    set(${ARGV2} "${_paged}" PARENT_SCOPE)
+  endif()
   set(${_all_var} "${_all}" PARENT_SCOPE)
   set(${_persistent_var} "${_persistent}" PARENT_SCOPE)
 endfunction()
