@@ -2,13 +2,13 @@
 // PageChanges into its MiniTransaction, so replaying the log over a page file that missed the
 // last changes (a crash: the pool dropped without writing back) gives the tree back exactly.
 // Over both page tables: a logged page image must never hold a swizzled reference.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <map>
 #include <random>
 #include <string>
 #include <tuple>
+
+#include <gtest/gtest.h>
 
 #include "engine/bptree/btree.h"
 #include "engine/buffer/page_file.h"
@@ -27,16 +27,15 @@ using testing::bytes_of;
 // Parameters: the page table, and the pool's frames: few (evictions write many pages back
 // between checkpoints, so replay meets pages of every age) or enough for every page (the file
 // holds only the checkpoint, so replay rebuilds every later change from the log alone).
-class BTreeReplayTest
-    : public ::testing::TestWithParam<std::tuple<PageTableKind, std::size_t>> {
+class BTreeReplayTest : public ::testing::TestWithParam<std::tuple<PageTableKind, std::size_t>> {
  protected:
   void SetUp() override {
     char pattern[] = "/tmp/bptree_replay.XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     pool_ = pm::Pool::open_region(pm::PmRegion::in_memory(16u << 20), "bptree-replay-test");
-    allocator_ = std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(),
-                                                 pool_->heap_end());
+    allocator_ =
+        std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(), pool_->heap_end());
     open_pages();
     log_ = buffer::RedoLog::create(*pool_, *allocator_, 8u << 20, file_->file_id());
   }
@@ -130,17 +129,15 @@ TEST_P(BTreeReplayTest, ReplayingTheLogOverAStalePageFileGivesTheTreeBack) {
     if (what < 6) {
       std::string value(rng() % 20 == 0 ? 2000 + rng() % 5000 : rng() % 300,
                         static_cast<char>('a' + op % 26));
-      command([&](buffer::MiniTransaction& txn) {
-        (void)tree_->upsert(txn, key, bytes_of(value));
-      });
+      command(
+          [&](buffer::MiniTransaction& txn) { (void)tree_->upsert(txn, key, bytes_of(value)); });
       model[key] = value;
     } else if (what < 9) {
       command([&](buffer::MiniTransaction& txn) { (void)tree_->erase(txn, key); });
       model.erase(key);
     } else if (auto it = model.find(key); it != model.end() && it->second.size() >= 4) {
-      command([&](buffer::MiniTransaction& txn) {
-        (void)tree_->patch(txn, key, 1, bytes_of("PAT"));
-      });
+      command(
+          [&](buffer::MiniTransaction& txn) { (void)tree_->patch(txn, key, 1, bytes_of("PAT")); });
       it->second.replace(1, 3, "PAT");
     }
   }
