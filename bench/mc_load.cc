@@ -89,6 +89,7 @@ struct Tally {
   std::vector<std::uint32_t> latencies_us;
   std::size_t ok = 0;  // GET hits, or STORED replies
   std::size_t errors = 0;
+  std::size_t fill_errors = 0;  // --fill-on-miss SETs not STORED (not among the requests)
   std::string first_error;
 };
 
@@ -149,8 +150,8 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
     send_all(conn.fd, request);
     conn.busy = true;
   };
-  auto note_error = [&](const Connection& conn, const Reply& r) {
-    ++tally.errors;
+  auto note_error = [&](const Connection& conn, const Reply& r, std::size_t& count) {
+    ++count;
     if (tally.first_error.empty()) tally.first_error = conn.in.substr(0, r.length - 2);
   };
   for (Connection& conn : conns) send_next(conn);
@@ -184,7 +185,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
         std::exit(1);
       }
       if (conn.filling) {  // the untimed SET after a miss
-        if (r.kind != ReplyKind::kStored) note_error(conn, r);
+        if (r.kind != ReplyKind::kStored) note_error(conn, r, tally.fill_errors);
         conn.filling = false;
         conn.in.clear();
         conn.busy = false;
@@ -196,7 +197,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
       if (r.kind == ReplyKind::kStored || r.kind == ReplyKind::kHit) {
         ++tally.ok;
       } else if (r.kind == ReplyKind::kError) {
-        note_error(conn, r);
+        note_error(conn, r, tally.errors);
       }
       conn.in.clear();
       conn.busy = false;
@@ -217,6 +218,7 @@ struct PhaseResult {
   std::vector<std::uint32_t> latencies_us;
   std::size_t ok = 0;
   std::size_t errors = 0;
+  std::size_t fill_errors = 0;
   std::string first_error;
 };
 
@@ -237,6 +239,7 @@ PhaseResult run_phase(const Config& c, const PhasePlan& plan) {
     p.latencies_us.insert(p.latencies_us.end(), t.latencies_us.begin(), t.latencies_us.end());
     p.ok += t.ok;
     p.errors += t.errors;
+    p.fill_errors += t.fill_errors;
     if (p.first_error.empty()) p.first_error = t.first_error;
   }
   std::sort(p.latencies_us.begin(), p.latencies_us.end());
@@ -334,9 +337,11 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
     std::fflush(stdout);  // a caller may sample the server's CPU time at each phase's end
-    if (p.errors != 0) {
-      std::fprintf(stderr, "mc_load: %s: %zu error replies, the first: %s\n", phase_name(plan.kind),
-                   p.errors, p.first_error.c_str());
+    if (p.errors + p.fill_errors != 0) {
+      std::fprintf(stderr, "mc_load: %s: %zu error replies", phase_name(plan.kind),
+                   p.errors + p.fill_errors);
+      if (c.fill_on_miss) std::fprintf(stderr, " (%zu to SETs after a miss)", p.fill_errors);
+      std::fprintf(stderr, ", the first: %s\n", p.first_error.c_str());
     }
     if (!csv.empty()) {
       std::FILE* out = std::fopen(csv.c_str(), "a");
