@@ -4,7 +4,7 @@ invocation (a BENCHMARK, not a test; issue 18).
 
   bench_paged.py [--budget-mb 16] [--data-factor 10] [--value-sizes 100,4096]
                  [--distributions uniform,zipf] [--servers memcached,extstore,pmcached]
-                 [--engine wort] [--pmcached-args ARGS] [--extstore-options OPTS] [--reps 3]
+                 [--engine bptree] [--pmcached-args ARGS] [--extstore-options OPTS] [--reps 3]
                  [--get-requests 200000] [--connections 50] [--load-connections 4]
                  [--client-threads 2] [--server-threads 2] [--pin no|yes] [--fill-on-miss]
                  [--quick] [--dir DIR] [--markdown FILE] [--csv FILE]
@@ -126,8 +126,8 @@ def parse_args():
                    default=["uniform", "zipf"])
     p.add_argument("--servers", type=choice_list(["memcached", "extstore", "pmcached"]),
                    default=["memcached", "extstore", "pmcached"])
-    p.add_argument("--engine", default="wort",
-                   help="pmcached's --engine (default wort, a stand-in until bptree lands)")
+    p.add_argument("--engine", default="bptree",
+                   help="pmcached's --engine (default bptree)")
     p.add_argument("--pmcached-args", default="",
                    help="more pmcached flags, one string (e.g. '--page-table swizzle')")
     p.add_argument("--extstore-options", default=EXTSTORE_OPTIONS,
