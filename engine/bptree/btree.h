@@ -19,11 +19,18 @@
 //     that is safe (an insert: the node has room for one more largest separator; an erase: it
 //     stays above a quarter full after losing its largest entry) and, for erases, latching the
 //     sibling a merge would use (left sibling before the node, right sibling after it).
-//     On a 2-core machine a write's latches are held for microseconds, so this is preferred to
-//     optimistic lock coupling (version validation, restarts): see the report of issue 18.
+//     Why latch coupling and not optimistic lock coupling: the buffer manager's latches are
+//     shared/exclusive (no versions to validate), a reader holds a page for one binary search,
+//     and on a 2-core machine two threads rarely meet on a page; OLC's gain (readers writing no
+//     shared cache line) is not measured here, its cost (restarts, validated reads of pages a
+//     writer may be changing) would be paid on every page of the paged half.
+//     Pessimistic descents unswizzle the children of each page they latch exclusively, so the
+//     pool can still evict those children meanwhile (see hold_exclusive()).
 //   - Scans re-descend from the last key they visited for every leaf (see scan()), holding no
-//     latch while they call the visitor; when a leaf has nothing past the key they move to its
-//     right sibling with coupling (left before right, as above).
+//     latch while they call the visitor (which may call the tree); when a leaf has nothing past
+//     the key they move to its right sibling with coupling (left before right, as above).
+//     Following sibling links without a latch between leaves would not be safe: the right
+//     sibling may be merged away and its page reused meanwhile.
 //
 // Thread safety: every method may be called from any thread, concurrently, except format(),
 // load() and check(), which need the tree to be quiescent. One MiniTransaction carries at most
