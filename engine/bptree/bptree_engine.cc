@@ -127,13 +127,12 @@ bool BpTreeEngine::erase(std::string_view key) {
   return run([&](buffer::MiniTransaction& txn) { return tree_->erase(txn, key); });
 }
 
-bool BpTreeEngine::patch(std::string_view key, std::size_t offset,
-                         std::span<const std::byte> bytes, bool durable) {
+bool BpTreeEngine::patch(std::string_view key, std::size_t offset, std::span<const std::byte> bytes,
+                         bool durable) {
   // A hint is logged like any change (the page it dirties must be repairable after a torn write)
   // but not waited for: the next commit or checkpoint makes it durable.
-  return run(
-      [&](buffer::MiniTransaction& txn) { return tree_->patch(txn, key, offset, bytes); },
-      durable);
+  return run([&](buffer::MiniTransaction& txn) { return tree_->patch(txn, key, offset, bytes); },
+             durable);
 }
 
 void BpTreeEngine::scan(
@@ -224,8 +223,9 @@ std::vector<EngineStat> BpTreeEngine::stats() const {
   add("page_file_writes", file_->writes());
   add("page_file_syncs", file_->syncs());
   const MetaFields meta = tree_->meta();
-  add("pages_in_use", meta.high_water > meta.free_count ? meta.high_water - meta.free_count : 0);
-  add("pages_free", meta.free_count);
+  add("pages_in_use",
+      meta.high_water > meta.free_pages() ? meta.high_water - meta.free_pages() : 0);
+  add("pages_free", meta.free_pages());
   const BTreeStats t = tree_->stats();
   add("tree_height", t.height);
   add("tree_splits", t.splits);
