@@ -69,6 +69,7 @@ using buffer::PageGuard;
 struct BTreeStats {
   std::uint64_t height = 0;  // levels, leaves included
   std::uint64_t splits = 0;
+  std::uint64_t edge_splits = 0;  // of those, leaning to an edge of a level (separator.h)
   std::uint64_t merges = 0;
   std::uint64_t borrows = 0;
   std::uint64_t root_splits = 0;
@@ -149,11 +150,12 @@ class BTree {
   int erase_optimistic(MiniTransaction& txn, std::string_view key);
   bool erase_pessimistic(MiniTransaction& txn, std::string_view key);
 
-  // Splits the leaf at the bottom of `w`'s path so that it takes the entry for `key`.
+  // Splits the leaf at the bottom of `w`'s path so that it takes the entry for `key`: in the
+  // middle, or leaning to the edge of the level (separator.h, split_direction()).
   void split_leaf(WriteContext& w, std::string_view key, std::span<const std::byte> payload,
                   std::uint16_t flags);
   // Inserts separator `sep` for `left` at child position `j` of path level `level` and
-  // redirects the reference at `j` to `right`; splits upwards as needed.
+  // redirects the reference at `j` to `right`; splits upwards as needed (as split_leaf leans).
   void insert_separator(WriteContext& w, std::size_t level, std::size_t j, std::string_view sep,
                         PageId left, PageId right);
   // A new root above the old one, which split into `left` and `right` at `sep`.
@@ -192,6 +194,7 @@ class BTree {
   std::atomic<std::uint64_t> items_{0};
 
   mutable std::atomic<std::uint64_t> splits_{0};
+  mutable std::atomic<std::uint64_t> edge_splits_{0};
   mutable std::atomic<std::uint64_t> merges_{0};
   mutable std::atomic<std::uint64_t> borrows_{0};
   mutable std::atomic<std::uint64_t> root_splits_{0};
