@@ -13,11 +13,13 @@
 #include "engine/bptree/btree.h"
 #include "engine/bptree/separator.h"
 #include "tests/bptree/btree_harness.h"
+#include "tests/bptree/page_fill.h"
 
 namespace pmcached::engine::bptree {
 namespace {
 
 using testing::HarnessOptions;
+using testing::mean;
 using testing::TreeHarness;
 
 constexpr std::size_t kPageSize = 4096;
@@ -30,30 +32,8 @@ std::string bench_key(int i) {
   return key;
 }
 
-// Each level's pages in key order, top down, as the share of the node's capacity they use.
 std::vector<std::vector<double>> level_fills(TreeHarness& h) {
-  std::vector<std::vector<double>> levels;
-  std::vector<PageId> pages = {h.tree().root()};
-  while (!pages.empty()) {
-    std::vector<PageId> below;
-    std::vector<double>& fills = levels.emplace_back();
-    for (const PageId id : pages) {
-      const buffer::PageGuard page = h.buffers().fix(id, buffer::LatchMode::kShared);
-      const Node node(page.data(), kPageSize);
-      fills.push_back(static_cast<double>(node.used()) / node_capacity(kPageSize));
-      if (!node.is_inner()) continue;
-      for (std::size_t i = 0; i <= node.count(); ++i) {
-        below.push_back(
-            h.buffers().child_id(load_value<std::uint64_t>(page.data() + node.child_offset(i))));
-      }
-    }
-    pages = std::move(below);
-  }
-  return levels;
-}
-
-double mean(const std::vector<double>& v) {
-  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  return testing::level_fills(h, kPageSize);
 }
 
 // Loads `ids` as bench keys with `value_size`-byte values; the tree must check.
