@@ -52,7 +52,8 @@ BpTreeEngine::BpTreeEngine(const RecordEngineContext& context)
   if (new_pool && file_->page_count() > 1) {
     throw std::runtime_error("page file " + path + " holds " +
                              std::to_string(file_->page_count() - 1) +
-                             " pages but the pool is new: it belongs to another pool");
+                             " pages but the pool is new: it belongs to another pool (remove it, "
+                             "or give another --page-file)");
   }
   if (new_pool) {
     log_ = buffer::RedoLog::create(pool_, *context.allocator, options_.log_bytes, file_->file_id());
