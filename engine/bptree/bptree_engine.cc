@@ -230,6 +230,7 @@ std::vector<EngineStat> BpTreeEngine::stats() const {
   const BTreeStats t = tree_->stats();
   add("tree_height", t.height);
   add("tree_splits", t.splits);
+  add("tree_edge_splits", t.edge_splits);
   add("tree_merges", t.merges);
   add("tree_borrows", t.borrows);
   add("tree_pessimistic_writes", t.pessimistic_writes);
