@@ -1,7 +1,7 @@
-# pmcached_registered_engines(<all-var> <persistent-var> [<paged-var>]): the engines registered in
-# engine/engine_registry.cc, in registry order, read at configure time so that the test lists
-# derived from them (tests/integration) are never written by hand. The paged engines (a subset of
-# the persistent ones) are the rows whose factory takes a RecordEngineContext.
+# pmcached_registered_engines(<all-var> <persistent-var> <paged-var>): the engines registered in
+# engine/engine_registry.cc, in registry order (all, the persistent ones, and the paged ones: those
+# that own their records), read at configure time so that the test lists
+# derived from them (tests/integration) are never written by hand.
 #
 # Why parse the source rather than run `pmcached --list-engines`: add_test() needs the names when
 # CMake configures, before the binary exists. The registry's rows have a fixed shape,
@@ -10,7 +10,7 @@
 # engine/*/*_factory.h, so two regular expressions read them. The files are configure
 # dependencies (editing them re-runs CMake), a row that does not match is a configure error, and
 # tests/integration/test_engine_list.py compares the result with `pmcached --list-engines`.
-function(pmcached_registered_engines _all_var _persistent_var)
+function(pmcached_registered_engines _all_var _persistent_var _paged_var)
   set(_registry "${PROJECT_SOURCE_DIR}/engine/engine_registry.cc")
   file(GLOB _factories CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/engine/*/*_factory.h")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_registry} ${_factories})
@@ -44,6 +44,7 @@ function(pmcached_registered_engines _all_var _persistent_var)
   endif()
   set(_all "")
   set(_persistent "")
+  set(_paged "")
   foreach(_row IN LISTS _rows)
     string(REGEX MATCH "std::string\\((k[A-Za-z0-9]+EngineName)\\)" _ "${_row}")
     set(_constant "${CMAKE_MATCH_1}")
@@ -55,19 +56,16 @@ function(pmcached_registered_engines _all_var _persistent_var)
     if(_row MATCHES "/\\*persistent=\\*/true$")
       list(APPEND _persistent "${_name_of_${_constant}}")
     endif()
+    # An engine that owns its records (create_records): the row goes on with a nullptr factory and
+    # a RecordEngineContext lambda, past what _rows matched: look up to the end of its factory.
+    string(FIND "${_source}" "${_row}" _at)
+    string(SUBSTRING "${_source}" ${_at} 1000 _after)
+    string(REGEX MATCH "^[^}]*}" _row_and_factory "${_after}")
+    if(_row_and_factory MATCHES "RecordEngineContext")
+      list(APPEND _paged "${_name_of_${_constant}}")
+    endif()
   endforeach()
-  # The paged rows: `[^}]*` stops at the first lambda's closing brace, so a match never reaches
-  # from an index engine's row into the next one.
-  string(REGEX MATCHALL "std::string\\(k[A-Za-z0-9]+EngineName\\)[^}]*RecordEngineContext"
-         _paged_rows "${_source}")
-  set(_paged "")
-  foreach(_row IN LISTS _paged_rows)
-    string(REGEX MATCH "std::string\\((k[A-Za-z0-9]+EngineName)\\)" _ "${_row}")
-    list(APPEND _paged "${_name_of_${CMAKE_MATCH_1}}")
-  endforeach()
-  if(ARGC GREATER 2)
-    set(${ARGV2} "${_paged}" PARENT_SCOPE)
-  endif()
   set(${_all_var} "${_all}" PARENT_SCOPE)
   set(${_persistent_var} "${_persistent}" PARENT_SCOPE)
+  set(${_paged_var} "${_paged}" PARENT_SCOPE)
 endfunction()

@@ -10,6 +10,7 @@
 #include "engine/engine_registry.h"
 
 #include "engine/art/art_factory.h"
+#include "engine/bptree/bptree_factory.h"
 #include "engine/dram/dram_factory.h"
 #include "engine/fptree/fptree_factory.h"
 #include "engine/nvtree/nvtree_factory.h"
@@ -50,6 +51,12 @@ const std::vector<EngineInfo>& registered_engines() {
        "rebuilt from the leaves (seed 002 §2.2)",
        /*persistent=*/true,
        [](const EngineContext& context) { return make_nvtree_engine(context); }},
+      {std::string(kBpTreeEngineName),
+       "B+-tree of slotted pages on a page file behind a DRAM buffer pool (hash table or "
+       "swizzling, five replacement policies), durable through a redo log in the pool; items "
+       "may be many times the memory (seed 004 §4.1, 001, 003)",
+       /*persistent=*/true, nullptr,
+       [](const RecordEngineContext& context) { return make_bptree_engine(context); }},
   };
   return engines;
 }

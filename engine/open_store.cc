@@ -1,5 +1,7 @@
 #include "engine/open_store.h"
 
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "engine/pm/allocator.h"
@@ -49,6 +51,9 @@ class PersistentStore final : public OpenStore {
   void close() override;
 
  private:
+  // Makes the store over the opened pool and recovers it.
+  void open_engine(StoreConfig& config, const Clock& clock, const std::string& where);
+
   const EngineInfo& info_;
   std::string pool_path_;
   std::string page_file_;  // a paged engine's
@@ -73,7 +78,27 @@ PersistentStore::PersistentStore(const EngineInfo& info, StoreConfig& config, co
   }
   allocator_ =
       std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(), pool_->heap_end());
+  try {
+    open_engine(config, clock, where);
+  } catch (...) {
+    // A refused start leaves nothing behind: not even the pool file it has just created (a
+    // paged engine may refuse its page file after the pool was made).
+    if (pool_->created() && !pool_path_.empty()) {
+      store_.reset();
+      heap_.reset();
+      allocator_.reset();
+      pool_.reset();
+      std::error_code ignored;
+      std::filesystem::remove(pool_path_, ignored);
+    }
+    throw;
+  }
+  pool_->mark_in_use();
+}
 
+void PersistentStore::open_engine(StoreConfig& config, const Clock& clock,
+                                  const std::string& where) {
+  const EngineInfo& info = info_;
   StoreOptions options = config.options;
   try {
     if (info.create_records) {
@@ -107,7 +132,6 @@ PersistentStore::PersistentStore(const EngineInfo& info, StoreConfig& config, co
   } catch (const std::runtime_error& error) {
     throw StoreOpenError(where + ": " + error.what());
   }
-  pool_->mark_in_use();
 }
 
 std::optional<PmStats> PersistentStore::pm_stats() const {

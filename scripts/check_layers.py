@@ -12,7 +12,7 @@ import pathlib
 import re
 import sys
 
-ENGINE_DIRS = ("dram", "wort", "art", "radix", "btree", "fptree", "wbtree", "nvtree")
+ENGINE_DIRS = ("dram", "wort", "art", "radix", "btree", "fptree", "wbtree", "nvtree", "bptree")
 ENGINES = tuple(f"engine/{d}/" for d in ENGINE_DIRS)
 REGISTRY = "engine/engine_registry.h"
 FRONT_DOOR = "engine/open_store.h"

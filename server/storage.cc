@@ -1,6 +1,7 @@
 #include "server/storage.h"
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <system_error>
 
@@ -84,6 +85,24 @@ void log_opened(const engine::PmStats& pm, const engine::RecoveryReport& recover
                recovery.items_dropped, recovery.time_us);
 }
 
+// A paged engine's files and buffer pool, from its `stats engine`.
+void log_paged(const engine::Store& store) {
+  std::map<std::string, std::string> s;
+  for (engine::EngineStat& stat : store.engine_stats()) s[stat.name] = std::move(stat.value);
+  const auto mb = [&](const std::string& pages) {
+    return std::to_string(std::stoull(s[pages].empty() ? "0" : s[pages]) *
+                              std::stoull(s["page_size"].empty() ? "0" : s["page_size"]) >>
+                          20);
+  };
+  spdlog::info(
+      "page file {}: {} of {} MB in use, {} B pages, {}; buffer pool {} MB ({} frames), "
+      "page table {}, eviction {}; {} log units replayed",
+      s["page_file"], mb("page_file_pages"), mb("page_file_max_pages"), s["page_size"],
+      s["page_file_direct_io"] == "yes" ? "O_DIRECT" : "buffered I/O (no O_DIRECT here)",
+      mb("buffer_frames"), s["buffer_frames"], s["page_table"], s["eviction"],
+      s["log_units_replayed"]);
+}
+
 }  // namespace
 
 std::unique_ptr<engine::OpenStore> open_storage(const config::Options& options,
@@ -99,6 +118,7 @@ std::unique_ptr<engine::OpenStore> open_storage(const config::Options& options,
   if (const std::optional<engine::PmStats> pm = opened->pm_stats()) {
     log_opened(*pm, *opened->recovery());
   }
+  if (info != nullptr && info->create_records) log_paged(opened->store());
   return opened;
 }
 

@@ -19,11 +19,18 @@
 //     that is safe (an insert: the node has room for one more largest separator; an erase: it
 //     stays above a quarter full after losing its largest entry) and, for erases, latching the
 //     sibling a merge would use (left sibling before the node, right sibling after it).
-//     On a 2-core machine a write's latches are held for microseconds, so this is preferred to
-//     optimistic lock coupling (version validation, restarts): see the report of issue 18.
+//     Why latch coupling and not optimistic lock coupling: the buffer manager's latches are
+//     shared/exclusive (no versions to validate), a reader holds a page for one binary search,
+//     and on a 2-core machine two threads rarely meet on a page; OLC's gain (readers writing no
+//     shared cache line) is not measured here, its cost (restarts, validated reads of pages a
+//     writer may be changing) would be paid on every page of the paged half.
+//     Pessimistic descents unswizzle the children of each page they latch exclusively, so the
+//     pool can still evict those children meanwhile (see hold_exclusive()).
 //   - Scans re-descend from the last key they visited for every leaf (see scan()), holding no
-//     latch while they call the visitor; when a leaf has nothing past the key they move to its
-//     right sibling with coupling (left before right, as above).
+//     latch while they call the visitor (which may call the tree); when a leaf has nothing past
+//     the key they move to its right sibling with coupling (left before right, as above).
+//     Following sibling links without a latch between leaves would not be safe: the right
+//     sibling may be merged away and its page reused meanwhile.
 //
 // Thread safety: every method may be called from any thread, concurrently, except format(),
 // load() and check(), which need the tree to be quiescent. One MiniTransaction carries at most
@@ -62,6 +69,7 @@ using buffer::PageGuard;
 struct BTreeStats {
   std::uint64_t height = 0;  // levels, leaves included
   std::uint64_t splits = 0;
+  std::uint64_t edge_splits = 0;  // of those, leaning to an edge of a level (separator.h)
   std::uint64_t merges = 0;
   std::uint64_t borrows = 0;
   std::uint64_t root_splits = 0;
@@ -142,11 +150,12 @@ class BTree {
   int erase_optimistic(MiniTransaction& txn, std::string_view key);
   bool erase_pessimistic(MiniTransaction& txn, std::string_view key);
 
-  // Splits the leaf at the bottom of `w`'s path so that it takes the entry for `key`.
+  // Splits the leaf at the bottom of `w`'s path so that it takes the entry for `key`: in the
+  // middle, or leaning to the edge of the level (separator.h, split_direction()).
   void split_leaf(WriteContext& w, std::string_view key, std::span<const std::byte> payload,
                   std::uint16_t flags);
   // Inserts separator `sep` for `left` at child position `j` of path level `level` and
-  // redirects the reference at `j` to `right`; splits upwards as needed.
+  // redirects the reference at `j` to `right`; splits upwards as needed (as split_leaf leans).
   void insert_separator(WriteContext& w, std::size_t level, std::size_t j, std::string_view sep,
                         PageId left, PageId right);
   // A new root above the old one, which split into `left` and `right` at `sep`.
@@ -185,6 +194,7 @@ class BTree {
   std::atomic<std::uint64_t> items_{0};
 
   mutable std::atomic<std::uint64_t> splits_{0};
+  mutable std::atomic<std::uint64_t> edge_splits_{0};
   mutable std::atomic<std::uint64_t> merges_{0};
   mutable std::atomic<std::uint64_t> borrows_{0};
   mutable std::atomic<std::uint64_t> root_splits_{0};

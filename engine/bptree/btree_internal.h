@@ -21,6 +21,10 @@ struct BTree::Held {
   PageId id = buffer::kNoPage;
   std::byte* data = nullptr;
   std::size_t index = 0;  // the child position the write's key takes in this page (inner pages)
+  // Upserts: the first / last page of its level (the descent took the first / last child at
+  // every level above it). Only where a split leans depends on them (split_direction()).
+  bool leftmost = false;
+  bool rightmost = false;
 
   Held() = default;
   explicit Held(PageGuard g) : guard(std::move(g)), id(guard.id()), data(guard.data()) {}

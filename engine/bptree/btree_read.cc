@@ -54,6 +54,7 @@ BTreeStats BTree::stats() const noexcept {
   BTreeStats s;
   s.height = root_level_.load(std::memory_order_relaxed) + 1;
   s.splits = splits_.load(std::memory_order_relaxed);
+  s.edge_splits = edge_splits_.load(std::memory_order_relaxed);
   s.merges = merges_.load(std::memory_order_relaxed);
   s.borrows = borrows_.load(std::memory_order_relaxed);
   s.root_splits = root_splits_.load(std::memory_order_relaxed);

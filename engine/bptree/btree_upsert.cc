@@ -86,6 +86,7 @@ WriteStatus BTree::upsert_pessimistic(MiniTransaction& txn, std::string_view key
                                       std::span<const std::byte> record) {
   WriteContext w(txn);
   w.path.emplace_back(hold_exclusive(fix_root(LatchMode::kExclusive, LatchMode::kExclusive)));
+  w.path.back().leftmost = w.path.back().rightmost = true;
   w.top_is_root = true;
   while (w.path.back().node(page_size_).is_inner()) {
     Held& parent = w.path.back();
@@ -93,6 +94,8 @@ WriteStatus BTree::upsert_pessimistic(MiniTransaction& txn, std::string_view key
     parent.index = node.child_index(key);
     auto* slot = reinterpret_cast<std::uint64_t*>(parent.data + node.child_offset(parent.index));
     Held child(hold_exclusive(buffers_.fix_child(parent.guard, slot, LatchMode::kExclusive)));
+    child.leftmost = parent.leftmost && parent.index == 0;
+    child.rightmost = parent.rightmost && parent.index == node.count();
     const Node c = child.node(page_size_);
     bool safe;
     if (c.is_inner()) {
@@ -148,6 +151,8 @@ void BTree::split_leaf(WriteContext& w, std::string_view key, std::span<const st
   PageChanges& left = modify(w, leaf);
   const Node node(left.page(), page_size_);
   const SearchResult r = node.search(key);
+  // The descent's view of the edge agrees with the sibling link (both stable under the latch).
+  assert(leaf.rightmost == (node.link() == 0));
   std::vector<Entry> entries = entries_of(node);
   const Entry entry{key, payload, flags};
   if (r.found) {
@@ -156,9 +161,11 @@ void BTree::split_leaf(WriteContext& w, std::string_view key, std::span<const st
     entries.insert(entries.begin() + static_cast<std::ptrdiff_t>(r.index), entry);
   }
   const std::vector<std::size_t> sizes = sizes_of(entries, false);
-  const std::size_t k = choose_split(sizes, node_capacity(page_size_), false, [&](std::size_t i) {
-    return shortest_separator(entries[i - 1].key, entries[i].key).size();
-  });
+  const SplitAt at = split_direction(leaf.leftmost, leaf.rightmost, r.index, entries.size());
+  const std::size_t k = choose_split(
+      sizes, node_capacity(page_size_), false,
+      [&](std::size_t i) { return shortest_separator(entries[i - 1].key, entries[i].key).size(); },
+      at);
   assert(k != 0);
   const std::string sep(shortest_separator(entries[k - 1].key, entries[k].key));
 
@@ -171,6 +178,7 @@ void BTree::split_leaf(WriteContext& w, std::string_view key, std::span<const st
   install_node(left, left_page);
   install_node(right, right_page);
   splits_.fetch_add(1, std::memory_order_relaxed);
+  if (at != SplitAt::kMiddle) edge_splits_.fetch_add(1, std::memory_order_relaxed);
 
   if (level == 0) {
     assert(w.top_is_root);
@@ -201,8 +209,10 @@ void BTree::insert_separator(WriteContext& w, std::size_t level, std::size_t j,
   entries.insert(entries.begin() + static_cast<std::ptrdiff_t>(j),
                  Entry{sep, child_bytes(left), 0});
   const std::vector<std::size_t> sizes = sizes_of(entries, true);
-  const std::size_t k = choose_split(sizes, node_capacity(page_size_), true,
-                                     [&](std::size_t i) { return entries[i].key.size(); });
+  const SplitAt at = split_direction(held.leftmost, held.rightmost, j, entries.size());
+  const std::size_t k = choose_split(
+      sizes, node_capacity(page_size_), true, [&](std::size_t i) { return entries[i].key.size(); },
+      at);
   assert(k != 0);
   const std::string up(entries[k].key);
   const PageId left_upper = load_value<std::uint64_t>(entries[k].payload.data());
@@ -217,6 +227,7 @@ void BTree::insert_separator(WriteContext& w, std::size_t level, std::size_t j,
   install_node(changes, left_page);
   install_node(new_right, right_page);
   splits_.fetch_add(1, std::memory_order_relaxed);
+  if (at != SplitAt::kMiddle) edge_splits_.fetch_add(1, std::memory_order_relaxed);
 
   if (level == 0) {
     assert(w.top_is_root);

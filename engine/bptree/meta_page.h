@@ -41,6 +41,9 @@ struct MetaFields {
   std::uint64_t free_count = 0;  // on the list
   std::uint64_t items = 0;
   std::uint64_t stack_size = 0;  // on the stack
+
+  // Freed pages waiting for reuse, on the stack and the list.
+  [[nodiscard]] std::uint64_t free_pages() const noexcept { return free_count + stack_size; }
 };
 
 class MetaPage {

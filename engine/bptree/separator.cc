@@ -16,8 +16,16 @@ std::string_view shortest_separator(std::string_view left, std::string_view righ
   return right.substr(0, common_prefix(left, right) + 1);
 }
 
+SplitAt split_direction(bool leftmost, bool rightmost, std::size_t position,
+                        std::size_t n) noexcept {
+  if (rightmost && 2 * position >= n) return SplitAt::kLeftFull;
+  if (leftmost && 2 * position < n) return SplitAt::kRightFull;
+  return SplitAt::kMiddle;
+}
+
 std::size_t choose_split(std::span<const std::size_t> entry_bytes, std::size_t capacity, bool inner,
-                         const std::function<std::size_t(std::size_t)>& separator_size) {
+                         const std::function<std::size_t(std::size_t)>& separator_size,
+                         SplitAt at) {
   const std::size_t n = entry_bytes.size();
   if (n < (inner ? 3u : 2u)) return 0;
   std::vector<std::size_t> prefix(n + 1, 0);  // prefix[k] = bytes of entries [0, k)
@@ -28,27 +36,34 @@ std::size_t choose_split(std::span<const std::size_t> entry_bytes, std::size_t c
   auto left = [&](std::size_t k) { return prefix[k]; };
   auto right = [&](std::size_t k) { return total - prefix[inner ? k + 1 : k]; };
   auto fits = [&](std::size_t k) { return left(k) <= capacity && right(k) <= capacity; };
-  auto imbalance = [&](std::size_t k) {
-    return left(k) > right(k) ? left(k) - right(k) : right(k) - left(k);
+  auto distance = [](std::size_t a, std::size_t b) { return a > b ? a - b : b - a; };
+  const std::size_t edge_fill = capacity * kEdgeFillTenths / 10;
+  // How far split point k is from the target, in bytes.
+  auto off_target = [&](std::size_t k) {
+    switch (at) {
+      case SplitAt::kLeftFull: return distance(left(k), edge_fill);
+      case SplitAt::kRightFull: return distance(right(k), edge_fill);
+      case SplitAt::kMiddle: break;
+    }
+    return distance(left(k), right(k));
   };
 
-  std::size_t middle = 0;
+  std::size_t target = 0;
   for (std::size_t k = first; k <= last; ++k) {
-    if (fits(k) && (middle == 0 || imbalance(k) < imbalance(middle))) middle = k;
+    if (fits(k) && (target == 0 || off_target(k) < off_target(target))) target = k;
   }
-  if (middle == 0) return 0;
+  if (target == 0) return 0;
+  if (at != SplitAt::kMiddle) return target;
   // The window: a tenth of the entries on each side of the middle (at least one).
   const std::size_t window = std::max<std::size_t>(1, n / 10);
-  const std::size_t from = middle > first + window ? middle - window : first;
-  const std::size_t to = std::min(last, middle + window);
-  std::size_t best = middle;
-  std::size_t best_size = separator_size(middle);
+  const std::size_t from = target > first + window ? target - window : first;
+  const std::size_t to = std::min(last, target + window);
+  std::size_t best = target;
+  std::size_t best_size = separator_size(target);
   for (std::size_t k = from; k <= to; ++k) {
-    if (k == middle || !fits(k)) continue;
+    if (k == target || !fits(k)) continue;
     const std::size_t size = separator_size(k);
-    const std::size_t distance = k > middle ? k - middle : middle - k;
-    const std::size_t best_distance = best > middle ? best - middle : middle - best;
-    if (size < best_size || (size == best_size && distance < best_distance)) {
+    if (size < best_size || (size == best_size && distance(k, target) < distance(best, target))) {
       best = k;
       best_size = size;
     }

@@ -76,5 +76,42 @@ TEST(SeparatorTest, InnerSplitSendsOneEntryUp) {
       0u);
 }
 
+TEST(SeparatorTest, EdgeSplitsLeaveThePageBehindTheLoadNineTenthsFull) {
+  // 41 entries of 100 bytes in pages of 4000: the left page keeps 3600 bytes, or the right one.
+  const std::vector<std::size_t> sizes(41, 100);
+  // A 1-byte separator next to the target does not move an edge split (it does a middle one).
+  auto separator = [](std::size_t k) -> std::size_t { return k == 35 || k == 19 ? 1 : 9; };
+  EXPECT_EQ(choose_split(sizes, 4000, false, separator, SplitAt::kLeftFull), 36u);
+  EXPECT_EQ(choose_split(sizes, 4000, false, separator, SplitAt::kRightFull), 5u);
+  EXPECT_EQ(choose_split(sizes, 4000, false, separator, SplitAt::kMiddle), 19u);
+  // Inner: left [0, 18) keeps 3600 bytes, entry 18 goes up, the right page holds 19 and 20.
+  EXPECT_EQ(choose_split(
+                std::vector<std::size_t>(21, 200), 4000, true, [](std::size_t) { return 9; },
+                SplitAt::kLeftFull),
+            18u);
+  // Both halves must fit: k = 2 is nearer 90% of 3600 bytes (3240) but its left half does not.
+  EXPECT_EQ(choose_split(
+                std::vector<std::size_t>{2000, 1700, 500}, 3600, false,
+                [](std::size_t) { return 9; }, SplitAt::kLeftFull),
+            1u);
+}
+
+TEST(SeparatorTest, OnlyAnEdgePageWithTheNewEntryInItsOuterHalfSplitsAtTheEdge) {
+  // The last page of a level, the new entry at position 5 or later of 10 entries.
+  EXPECT_EQ(split_direction(false, true, 9, 10), SplitAt::kLeftFull);
+  EXPECT_EQ(split_direction(false, true, 5, 10), SplitAt::kLeftFull);
+  EXPECT_EQ(split_direction(false, true, 4, 10), SplitAt::kMiddle);
+  // The first page, the new entry before position 5.
+  EXPECT_EQ(split_direction(true, false, 0, 10), SplitAt::kRightFull);
+  EXPECT_EQ(split_direction(true, false, 4, 10), SplitAt::kRightFull);
+  EXPECT_EQ(split_direction(true, false, 5, 10), SplitAt::kMiddle);
+  // The only page of its level (the root): the new entry's half decides.
+  EXPECT_EQ(split_direction(true, true, 9, 10), SplitAt::kLeftFull);
+  EXPECT_EQ(split_direction(true, true, 0, 10), SplitAt::kRightFull);
+  // Every other page splits in the middle.
+  EXPECT_EQ(split_direction(false, false, 0, 10), SplitAt::kMiddle);
+  EXPECT_EQ(split_direction(false, false, 9, 10), SplitAt::kMiddle);
+}
+
 }  // namespace
 }  // namespace pmcached::engine::bptree
