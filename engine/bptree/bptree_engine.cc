@@ -59,7 +59,13 @@ BpTreeEngine::BpTreeEngine(const RecordEngineContext& context)
     log_ = buffer::RedoLog::create(pool_, *context.allocator, options_.log_bytes, file_->file_id());
     pool_.set_root(log_->root_offset());
   } else {
-    log_ = buffer::RedoLog::open(pool_, pool_.root(), file_->file_id());
+    try {
+      log_ = buffer::RedoLog::open(pool_, pool_.root(), file_->file_id());
+    } catch (const buffer::RedoLogError& error) {
+      // Name the file the user gave: the log itself knows only ids.
+      throw std::runtime_error("page file " + path + " does not belong to this pool (" +
+                               error.what() + ")");
+    }
   }
 
   buffer::BufferOptions buffer_options;
