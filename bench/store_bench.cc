@@ -13,8 +13,11 @@
 // resident: the program prints the buffer misses and redo-log units during the measured GETs
 // (both must be 0) and the pages in use against the frames.
 //   store_bench [--engines dram,wort,bptree:hash,bptree:swizzle] [--n N] [--value-size B]
-//               [--keys text|be64] [--gets G] [--threads 1,2] [--repetitions R] [--dir DIR]
+//               [--keys text|be64|random] [--gets G] [--threads 1,2] [--repetitions R] [--dir DIR]
 //               [--buffer-pool-mb M] [--page-size B] [--eviction P] [--seed S] [--csv FILE]
+// Key formats: text "key%08d" (0..N-1) and be64 (8-byte big-endian 1..N) are what clients use,
+// and both share their first 4 bytes across all keys; random (8-byte big-endian, a bijective mix
+// of 1..N, so distinct) differs in the first bytes, which shows what key-prefix comparisons cost.
 // Engines run in a rotated order in each repetition, so a drift of the machine spreads over all
 // of them; the ratio to dram is taken per repetition (same keys, same moment), then summarised.
 #include <unistd.h>
@@ -53,7 +56,7 @@ struct EngineSpec {
 struct Options {
   std::vector<EngineSpec> engines;
   std::size_t n = 200000, value_size = 100, gets = 1000000;
-  bool text_keys = true;
+  std::string keys = "text";  // text, be64 or random
   std::vector<unsigned> threads;
   unsigned repetitions = 5;
   std::string dir = "/dev/shm";
@@ -141,6 +144,19 @@ double timed_gets(engine::Store& store, const std::vector<std::string>& keys, un
     fail(std::to_string(wrong.load()) + " GETs of existing keys missed or saw a wrong value");
   }
   return ns;
+}
+
+// splitmix64's finaliser: a bijection on 64-bit integers, so distinct inputs stay distinct.
+std::uint64_t mix64(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+const char* key_description(const std::string& keys) {
+  if (keys == "text") return "\"key%08d\", 11 B";
+  if (keys == "be64") return "8-byte big-endian 1..N";
+  return "8-byte big-endian, random (mixed 1..N)";
 }
 
 std::size_t buffer_pool_bytes(const Options& o) {
@@ -286,13 +302,13 @@ std::string file_system_of(const std::string& dir) {
 int bench(const Options& o) {
   std::vector<std::string> keys(o.n);
   for (std::size_t i = 0; i < o.n; ++i) {
-    if (o.text_keys) {
+    if (o.keys == "text") {
       char key[32];
       std::snprintf(key, sizeof key, "key%08zu", i);
       keys[i] = key;
     } else {
       std::string k(8, '\0');
-      std::uint64_t v = i + 1;
+      std::uint64_t v = o.keys == "be64" ? i + 1 : mix64(i + 1);
       for (int b = 7; b >= 0; --b, v >>= 8) k[static_cast<std::size_t>(b)] = static_cast<char>(v);
       keys[i] = k;
     }
@@ -319,8 +335,7 @@ int bench(const Options& o) {
       "# workload: %zu keys (%s), values of %zu B; SET all in a random order on 1 thread; one "
       "warm-up GET of every key;\n#   then %zu GETs of random existing keys per thread with %s "
       "threads, the visitor copying the value\n",
-      o.n, o.text_keys ? "\"key%08d\", 11 B" : "8-byte big-endian 1..N", o.value_size, o.gets,
-      threads_text.c_str());
+      o.n, key_description(o.keys), o.value_size, o.gets, threads_text.c_str());
   std::printf(
       "# paged engines: page %zu B, buffer pool %zu MiB (meant to hold all the data), eviction "
       "%s\n",
@@ -360,7 +375,7 @@ int bench(const Options& o) {
                   cell(r.log_units_during_gets).c_str());
       std::fflush(stdout);
       if (csv != nullptr) {
-        const char* key_kind = o.text_keys ? "text" : "be64";
+        const char* key_kind = o.keys.c_str();
         std::fprintf(csv, "%s,%u,%zu,%s,%zu,set,1,%zu,%.1f,%.4f,,\n", spec.label.c_str(), rep, o.n,
                      key_kind, o.value_size, o.n, r.set_ns, 1000.0 / r.set_ns);
         for (unsigned t : o.threads) {
@@ -459,14 +474,14 @@ int main(int argc, char** argv) {
   using namespace pmcached;
   CLI::App app{"store_bench: the store in-process per engine (SET, GET), bptree vs dram"};
   bench::Options o;
-  std::string engines = "dram,wort,bptree:hash,bptree:swizzle", threads = "1,2", keys = "text",
-              eviction = "clock";
+  std::string engines = "dram,wort,bptree:hash,bptree:swizzle", threads = "1,2", eviction = "clock";
   app.add_option("--engines", engines,
                  "engines; a paged one as engine:hash or engine:swizzle (page table)");
   app.add_option("--n", o.n, "keys")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 31));
   app.add_option("--value-size", o.value_size, "value bytes")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 19));
-  app.add_option("--keys", keys, "text (\"key%08d\") or be64 (8-byte big-endian)");
+  app.add_option("--keys", o.keys,
+                 "text (\"key%08d\"), be64 (8-byte big-endian 1..N) or random (8 random bytes)");
   app.add_option("--gets", o.gets, "measured GETs per thread")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32));
   app.add_option("--threads", threads, "GET thread counts, e.g. 1,2");
@@ -484,11 +499,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (keys != "text" && keys != "be64") {
-    std::fprintf(stderr, "unknown key format '%s' (valid: text, be64)\n", keys.c_str());
+  if (o.keys != "text" && o.keys != "be64" && o.keys != "random") {
+    std::fprintf(stderr, "unknown key format '%s' (valid: text, be64, random)\n", o.keys.c_str());
     return 2;
   }
-  o.text_keys = keys == "text";
   const auto kind = buffer::parse_eviction(eviction);
   if (!kind) {
     std::fprintf(stderr, "unknown policy '%s' (valid: random, clock, gclock, car, lru)\n",
