@@ -14,7 +14,7 @@
 //        (this machine is shared); each engine sees the same keys in the same order.
 // bptree's buffer pool is sized to hold the whole data (--buffer-pool-mb), so it is fully
 // resident: the program prints the buffer misses and redo-log units during the measured GETs
-// (both must be 0) and the pages in use against the frames.
+// (both must be 0) and the pages in use against the frames; the exit status is 3 if they were not.
 //   store_bench [--engines dram,wort,bptree:hash,bptree:swizzle] [--n N] [--value-size B]
 //               [--keys text|be64|random] [--gets G] [--burst B] [--threads 1,2]
 //               [--repetitions R] [--dir DIR] [--buffer-pool-mb M] [--page-size B]
@@ -22,7 +22,11 @@
 // Key formats: text "key%08d" (0..N-1) and be64 (8-byte big-endian 1..N) are what clients use,
 // and both share their first 4 bytes across all keys; random (8-byte big-endian, a bijective mix
 // of 1..N, so distinct) differs in the first bytes, which shows what key-prefix comparisons cost.
-// The ratio to dram is taken per repetition (same keys, same moments), then summarised.
+// Times per operation are the CPU time of the threads that ran it (CLOCK_THREAD_CPUTIME_ID: user
+// and system, not the time a thread waited for a CPU) beside wall time x threads; on a quiet
+// machine the two agree. The ratio to dram is taken per repetition (same keys, same moments),
+// then summarised. Memory: every engine's store of a repetition is open at once.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -527,6 +531,7 @@ int bench(const Options& o) {
 
   // Residency of the paged engines: the claim "fully resident" is checked, not assumed.
   bool all_resident = true;
+  std::map<std::string, bool> resident_of;
   std::printf("\n");
   for (const EngineSpec& spec : o.engines) {
     if (!spec.paged) continue;
@@ -540,6 +545,7 @@ int bench(const Options& o) {
     }
     const bool resident = misses == 0 && pages <= frames;
     all_resident = all_resident && resident;
+    resident_of[spec.label] = resident;
     std::printf(
         "%s: %llu pages in use, %llu frames; buffer misses during the measured GETs: %llu, "
         "after load and warm-up: %llu; log units during GETs: %llu; page file O_DIRECT: %s "
@@ -560,7 +566,10 @@ int bench(const Options& o) {
       std::printf(
           "acceptance (GET on %u thread%s within 1.5x of dram): %s %.2fx (CPU), %.2fx (wall) -> "
           "%s\n",
-          t, t == 1 ? "" : "s", spec.label.c_str(), cpu, wall, cpu <= 1.5 ? "met" : "NOT met");
+          t, t == 1 ? "" : "s", spec.label.c_str(), cpu, wall,
+          !resident_of[spec.label] ? "not the case asked about (not fully resident)"
+          : cpu <= 1.5             ? "met"
+                                   : "NOT met");
     }
   }
   std::printf("# load average at end: %s\n", load_average().c_str());
