@@ -17,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import evaluate_buffer  # noqa: E402
 import evaluate_seed as seed  # noqa: E402
 
 # The order engines are shown in (radix trees, B-trees, the volatile baseline). Not a list of the
@@ -476,6 +477,7 @@ def main():
       "above are the upper bounds of the buckets that hold them.\n")
 
     tail_section(res, w)
+    evaluate_buffer.section(res, rel, w)
 
     # Our own bar: woart search at Sparse vs the dram B-tree
     woart = index.get("woart", "Sparse", "search_ns")
