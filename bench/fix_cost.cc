@@ -1,5 +1,6 @@
 #include "bench/fix_cost.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -175,9 +176,16 @@ Paths make_paths(const Tree& tree, std::size_t count, std::uint64_t seed) {
   return p;
 }
 
+// Traversals timed together: about a tenth of a millisecond, so that an interrupt or a
+// preemption (this machine is shared) spoils a few batches, which the median leaves out.
+constexpr std::size_t kBatch = 1000;
+
 struct Measured {
-  double ns_per_fix = 0;  // mean over the threads of each one's elapsed time / its fixes
-  BufferStats delta;      // the counters of the timed part
+  // Mean over the threads of each one's median batch time over the batch's fixes.
+  double ns_per_fix = 0;
+  // Mean over the threads of each one's whole elapsed time over its fixes, preemptions included.
+  double elapsed_ns_per_fix = 0;
+  BufferStats delta;  // the counters of the timed part
   bool right_leaves = true;
 };
 
@@ -186,23 +194,34 @@ Measured measure(BufferManager& bm, Way way, Scope scope, const std::vector<Path
   const unsigned threads = static_cast<unsigned>(paths.size());
   const unsigned depth = tree.levels - 1;
   const std::size_t page_size = bm.page_size();
-  const std::size_t fixes = count * (scope == Scope::kPath ? tree.levels : depth);
+  const std::size_t per_traversal = scope == Scope::kPath ? tree.levels : depth;
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
-  std::vector<double> ns(threads);
+  std::vector<double> ns(threads), elapsed_ns(threads);
   std::vector<std::uint64_t> sums(threads);
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       PageGuard root;
       if (scope == Scope::kBelowRoot) root = bm.fix(kRoot, LatchMode::kShared);
+      std::vector<double> batches;
+      batches.reserve(count / kBatch + 1);
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
       const auto started = Clock::now();
-      sums[t] =
-          walk(way, bm, root ? &root : nullptr, paths[t].slots.data(), count, depth, page_size);
+      for (std::size_t done = 0; done < count; done += kBatch) {
+        const std::size_t n = std::min(kBatch, count - done);
+        const auto batch_started = Clock::now();
+        sums[t] += walk(way, bm, root ? &root : nullptr, paths[t].slots.data() + done * depth, n,
+                        depth, page_size);
+        const auto batch_time = Clock::now() - batch_started;
+        batches.push_back(std::chrono::duration<double, std::nano>(batch_time).count() /
+                          static_cast<double>(n * per_traversal));
+      }
       const auto elapsed = Clock::now() - started;
-      ns[t] = std::chrono::duration<double, std::nano>(elapsed).count() / fixes;
+      ns[t] = spread(batches).median;
+      elapsed_ns[t] = std::chrono::duration<double, std::nano>(elapsed).count() /
+                      static_cast<double>(count * per_traversal);
     });
   }
   while (ready.load() < threads) std::this_thread::yield();
@@ -213,6 +232,7 @@ Measured measure(BufferManager& bm, Way way, Scope scope, const std::vector<Path
   Measured m;
   for (unsigned t = 0; t < threads; ++t) {
     m.ns_per_fix += ns[t] / threads;
+    m.elapsed_ns_per_fix += elapsed_ns[t] / threads;
     m.right_leaves = m.right_leaves && sums[t] == paths[t].leaf_sum;
   }
   m.delta.fixes = after.fixes - before.fixes;
@@ -263,11 +283,14 @@ int run_fix_cost(const FixCostOptions& o) {
       "# page file in %s (%s; the pool is fully resident, no I/O is timed)\n"
       "# per run and thread %zu traversals, random paths (the same for every way within a "
       "repetition); repetitions: %u, the order of the ways rotated each time\n"
-      "# ns per fix: each thread's elapsed time over its fixes, mean over the threads; "
-      "cells: median [min-max]\n\n",
+      "# ns per fix: each thread times batches of %zu traversals; the median batch's time over "
+      "its fixes,\n#   mean over the threads (a batch an interrupt or preemption hits is left out "
+      "by the median); "
+      "cells: median [min-max] over the repetitions\n\n",
       o.levels, o.fanout, static_cast<unsigned long long>(tree.pages()), o.page_size, frames,
       std::string(buffer::eviction_name(o.eviction)).c_str(), scratch.path().c_str(),
-      file->direct_io() ? "O_DIRECT" : "buffered, no O_DIRECT", o.traversals, o.repetitions);
+      file->direct_io() ? "O_DIRECT" : "buffered, no O_DIRECT", o.traversals, o.repetitions,
+      kBatch);
   std::fflush(stdout);
 
   std::FILE* csv = nullptr;
@@ -279,7 +302,8 @@ int run_fix_cost(const FixCostOptions& o) {
     }
     std::fprintf(csv,
                  "rep,threads,way,scope,levels,fanout,page_size,pages,policy,traversals,fixes,"
-                 "ns_per_fix,hash_probes_per_fix,swizzled_fix_share,misses,fix_retries\n");
+                 "ns_per_fix,elapsed_ns_per_fix,hash_probes_per_fix,swizzled_fix_share,misses,"
+                 "fix_retries\n");
   }
   // (threads, scope, way) -> one value per repetition
   std::map<std::tuple<unsigned, int, int>, std::vector<double>> ns, probes;
@@ -317,14 +341,15 @@ int run_fix_cost(const FixCostOptions& o) {
           ns[{threads, static_cast<int>(scope), static_cast<int>(way)}].push_back(m.ns_per_fix);
           probes[{threads, static_cast<int>(scope), static_cast<int>(way)}].push_back(probe);
           if (csv != nullptr) {
-            std::fprintf(csv, "%u,%u,%s,%s,%u,%u,%zu,%llu,%s,%zu,%llu,%.2f,%.3f,%.3f,%llu,%llu\n",
-                         rep, threads, way_name(way), scope_name(scope), o.levels, o.fanout,
-                         o.page_size, static_cast<unsigned long long>(tree.pages()),
-                         std::string(buffer::eviction_name(o.eviction)).c_str(), o.traversals,
-                         static_cast<unsigned long long>(m.delta.fixes), m.ns_per_fix, probe,
-                         per_fix(m.delta.swizzled_fixes, m.delta.fixes),
-                         static_cast<unsigned long long>(m.delta.misses),
-                         static_cast<unsigned long long>(m.delta.fix_retries));
+            std::fprintf(
+                csv, "%u,%u,%s,%s,%u,%u,%zu,%llu,%s,%zu,%llu,%.2f,%.2f,%.3f,%.3f,%llu,%llu\n", rep,
+                threads, way_name(way), scope_name(scope), o.levels, o.fanout, o.page_size,
+                static_cast<unsigned long long>(tree.pages()),
+                std::string(buffer::eviction_name(o.eviction)).c_str(), o.traversals,
+                static_cast<unsigned long long>(m.delta.fixes), m.ns_per_fix, m.elapsed_ns_per_fix,
+                probe, per_fix(m.delta.swizzled_fixes, m.delta.fixes),
+                static_cast<unsigned long long>(m.delta.misses),
+                static_cast<unsigned long long>(m.delta.fix_retries));
           }
         }
       }
