@@ -365,8 +365,9 @@ int run_fix_cost(const FixCostOptions& o) {
         return ns[{threads, static_cast<int>(scope), static_cast<int>(way)}];
       };
       std::printf("%7u %10s", threads, scope_name(scope));
-      for (Way way : kWays)
+      for (Way way : kWays) {
         std::printf(" %20s", format_spread(spread(values(way)), "%.1f").c_str());
+      }
       for (Way base : {Way::kHashFix, Way::kHashFixChild}) {
         std::vector<double> ratios;
         for (std::size_t r = 0; r < values(base).size(); ++r) {

@@ -11,8 +11,9 @@
 //                   are timed: seed 001's measure (Zero's fix() of non-root pages)
 // The pool holds every page and is warmed by a sweep over every leaf, so no fix misses (checked:
 // a run with a miss or a wrong leaf is an error). Each thread times batches of traversals and
-// reports its median batch, so that the preemptions of a shared machine do not decide the figure. Pages use the tiny layout of the buffer
-// manager's tests: u32 child count at 16, 8-byte child slots from 24, own id in the last 8 bytes.
+// reports its median batch, so that the preemptions of a shared machine do not decide the figure.
+// Pages use the tiny layout of the buffer manager's tests: u32 child count at 16, 8-byte child
+// slots from 24, own id in the last 8 bytes.
 //
 // Thread safety: run_fix_cost() runs its own threads; call it from one thread.
 #pragma once
