@@ -1,5 +1,9 @@
 #include "bench/fix_cost.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -176,6 +180,29 @@ Paths make_paths(const Tree& tree, std::size_t count, std::uint64_t seed) {
   return p;
 }
 
+// Thread t runs on the t-th CPU the process may use (modulo their number): the scheduler
+// would first place a new thread beside its parent and spread them only some milliseconds
+// later, most of a run.
+void pin_to_cpu(unsigned t) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  if (cpus.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[t % cpus.size()], &one);
+  pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
 // Traversals timed together: about a tenth of a millisecond, so that an interrupt or a
 // preemption (this machine is shared) spoils a few batches, which the median leaves out.
 constexpr std::size_t kBatch = 1000;
@@ -185,6 +212,9 @@ struct Measured {
   double ns_per_fix = 0;
   // Mean over the threads of each one's whole elapsed time over its fixes, preemptions included.
   double elapsed_ns_per_fix = 0;
+  // The threads' CPU time over the run's wall-clock time: about the thread count if they ran
+  // side by side, about 1 if they took turns on one CPU (the machine busy with other work).
+  double parallelism = 0;
   BufferStats delta;  // the counters of the timed part
   bool right_leaves = true;
 };
@@ -197,11 +227,12 @@ Measured measure(BufferManager& bm, Way way, Scope scope, const std::vector<Path
   const std::size_t per_traversal = scope == Scope::kPath ? tree.levels : depth;
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
-  std::vector<double> ns(threads), elapsed_ns(threads);
+  std::vector<double> ns(threads), elapsed_ns(threads), cpu_ns(threads);
   std::vector<std::uint64_t> sums(threads);
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
+      pin_to_cpu(t);
       PageGuard root;
       if (scope == Scope::kBelowRoot) root = bm.fix(kRoot, LatchMode::kShared);
       std::vector<double> batches;
@@ -209,6 +240,7 @@ Measured measure(BufferManager& bm, Way way, Scope scope, const std::vector<Path
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
       const auto started = Clock::now();
+      const double cpu_started = thread_cpu_ns();
       for (std::size_t done = 0; done < count; done += kBatch) {
         const std::size_t n = std::min(kBatch, count - done);
         const auto batch_started = Clock::now();
@@ -219,6 +251,7 @@ Measured measure(BufferManager& bm, Way way, Scope scope, const std::vector<Path
                           static_cast<double>(n * per_traversal));
       }
       const auto elapsed = Clock::now() - started;
+      cpu_ns[t] = thread_cpu_ns() - cpu_started;
       ns[t] = spread(batches).median;
       elapsed_ns[t] = std::chrono::duration<double, std::nano>(elapsed).count() /
                       static_cast<double>(count * per_traversal);
@@ -226,13 +259,16 @@ Measured measure(BufferManager& bm, Way way, Scope scope, const std::vector<Path
   }
   while (ready.load() < threads) std::this_thread::yield();
   const BufferStats before = bm.stats();
+  const auto started = Clock::now();
   go.store(true, std::memory_order_release);
   for (std::thread& w : workers) w.join();
+  const double wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - started).count();
   const BufferStats after = bm.stats();
   Measured m;
   for (unsigned t = 0; t < threads; ++t) {
     m.ns_per_fix += ns[t] / threads;
     m.elapsed_ns_per_fix += elapsed_ns[t] / threads;
+    m.parallelism += cpu_ns[t] / wall_ns;
     m.right_leaves = m.right_leaves && sums[t] == paths[t].leaf_sum;
   }
   m.delta.fixes = after.fixes - before.fixes;
@@ -302,11 +338,11 @@ int run_fix_cost(const FixCostOptions& o) {
     }
     std::fprintf(csv,
                  "rep,threads,way,scope,levels,fanout,page_size,pages,policy,traversals,fixes,"
-                 "ns_per_fix,elapsed_ns_per_fix,hash_probes_per_fix,swizzled_fix_share,misses,"
-                 "fix_retries\n");
+                 "ns_per_fix,elapsed_ns_per_fix,parallelism,hash_probes_per_fix,swizzled_fix_share,"
+                 "misses,fix_retries\n");
   }
   // (threads, scope, way) -> one value per repetition
-  std::map<std::tuple<unsigned, int, int>, std::vector<double>> ns, probes;
+  std::map<std::tuple<unsigned, int, int>, std::vector<double>> ns, probes, parallel;
   int status = 0;
   for (unsigned rep = 1; rep <= o.repetitions; ++rep) {
     std::map<unsigned, std::vector<Paths>> paths;
@@ -340,14 +376,16 @@ int run_fix_cost(const FixCostOptions& o) {
           const double probe = per_fix(m.delta.hash_probes, m.delta.fixes);
           ns[{threads, static_cast<int>(scope), static_cast<int>(way)}].push_back(m.ns_per_fix);
           probes[{threads, static_cast<int>(scope), static_cast<int>(way)}].push_back(probe);
+          parallel[{threads, static_cast<int>(scope), static_cast<int>(way)}].push_back(
+              m.parallelism);
           if (csv != nullptr) {
             std::fprintf(
-                csv, "%u,%u,%s,%s,%u,%u,%zu,%llu,%s,%zu,%llu,%.2f,%.2f,%.3f,%.3f,%llu,%llu\n", rep,
-                threads, way_name(way), scope_name(scope), o.levels, o.fanout, o.page_size,
+                csv, "%u,%u,%s,%s,%u,%u,%zu,%llu,%s,%zu,%llu,%.2f,%.2f,%.2f,%.3f,%.3f,%llu,%llu\n",
+                rep, threads, way_name(way), scope_name(scope), o.levels, o.fanout, o.page_size,
                 static_cast<unsigned long long>(tree.pages()),
                 std::string(buffer::eviction_name(o.eviction)).c_str(), o.traversals,
                 static_cast<unsigned long long>(m.delta.fixes), m.ns_per_fix, m.elapsed_ns_per_fix,
-                probe, per_fix(m.delta.swizzled_fixes, m.delta.fixes),
+                m.parallelism, probe, per_fix(m.delta.swizzled_fixes, m.delta.fixes),
                 static_cast<unsigned long long>(m.delta.misses),
                 static_cast<unsigned long long>(m.delta.fix_retries));
           }
@@ -378,20 +416,27 @@ int run_fix_cost(const FixCostOptions& o) {
       std::printf("\n");
     }
   }
-  std::printf("\nhash-table entries compared per fix (median)\n%7s %10s", "threads", "scope");
-  for (Way way : kWays) std::printf(" %15s", way_name(way));
-  std::printf("\n");
-  for (unsigned threads : o.threads) {
-    for (Scope scope : kScopes) {
-      std::printf("%7u %10s", threads, scope_name(scope));
-      for (Way way : kWays) {
-        std::printf(
-            " %15.3f",
-            spread(probes[{threads, static_cast<int>(scope), static_cast<int>(way)}]).median);
+  auto per_way_table = [&](const char* title, auto& values, const char* fmt) {
+    std::printf("\n%s\n%7s %10s", title, "threads", "scope");
+    for (Way way : kWays) std::printf(" %15s", way_name(way));
+    std::printf("\n");
+    for (unsigned threads : o.threads) {
+      for (Scope scope : kScopes) {
+        std::printf("%7u %10s", threads, scope_name(scope));
+        for (Way way : kWays) {
+          std::printf(
+              fmt,
+              spread(values[{threads, static_cast<int>(scope), static_cast<int>(way)}]).median);
+        }
+        std::printf("\n");
       }
-      std::printf("\n");
     }
-  }
+  };
+  per_way_table("hash-table entries compared per fix (median)", probes, " %15.3f");
+  per_way_table(
+      "parallelism: the threads' CPU time over wall-clock time (median; 1 = they took "
+      "turns)",
+      parallel, " %15.2f");
   std::printf("\n");
   return status;
 }

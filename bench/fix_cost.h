@@ -11,7 +11,8 @@
 //                   are timed: seed 001's measure (Zero's fix() of non-root pages)
 // The pool holds every page and is warmed by a sweep over every leaf, so no fix misses (checked:
 // a run with a miss or a wrong leaf is an error). Each thread times batches of traversals and
-// reports its median batch, so that the preemptions of a shared machine do not decide the figure.
+// reports its median batch, so that the preemptions of a shared machine do not decide the figure;
+// the threads' CPU time over the wall-clock time says whether they really ran side by side.
 // Pages use the tiny layout of the buffer manager's tests: u32 child count at 16, 8-byte child
 // slots from 24, own id in the last 8 bytes.
 //

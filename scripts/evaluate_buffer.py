@@ -381,10 +381,12 @@ def section(res, rel, w):
     # Fix cost
     fix = {}
     probes = {}
+    parallel = {}
     for r in fix_rows:
         key = (r["threads"], r["scope"], r["way"])
         fix.setdefault(key, []).append(float(r["ns_per_fix"]))
         probes.setdefault(key, []).append(float(r["hash_probes_per_fix"]))
+        parallel.setdefault(key[:2], []).append(float(r.get("parallelism") or "nan"))
     cells = sorted({(r["threads"], r["scope"]) for r in fix_rows},
                    key=lambda c: (int(c[0]), c[1] != "below-root"))
     first = fix_rows[0]
@@ -416,10 +418,12 @@ def section(res, rel, w):
         rows.append([c[0], c[1]] + [cell(fix[c + (way,)], 1) for way, _ in WAYS] +
                     [cell(ratios, 2), cell(ratios_child, 2),
                      f"{median(probes[c + ('hash-fix',)]):.2f} / "
-                     f"{median(probes[c + ('swizzle',)]):.2f}"])
+                     f"{median(probes[c + ('swizzle',)]):.2f}",
+                     f"{median(parallel[c]):.2f}"])
     w(table(["threads", "scope"] + [label for _, label in WAYS] +
             ["swizzle / hash fix(id)", "swizzle / hash fix_child",
-             "hash entries compared per fix (hash / swizzle)"], rows))
+             "hash entries compared per fix (hash / swizzle)",
+             "parallelism (CPU time / wall time)"], rows))
     cheaper = all(v > 0 for v in savings.values())
     seed_cell = ("1", "below-root")
     w(f"\nSeed 001 measured a hit about {SEED_SWIZZLE_SAVING:.0%} cheaper with swizzling. "
@@ -433,14 +437,26 @@ def section(res, rel, w):
         w(f"The finding: {savings[seed_cell]:.0%} cheaper per non-root hit on one thread, "
           f"{'more' if savings[seed_cell] > SEED_SWIZZLE_SAVING else 'less'} than the seed's "
           f"30%. ")
+    two = [median(parallel[c]) for c in cells if c[0] == "2"]
+    if two:
+        side_by_side = min(two) >= 1.5
+        w(f"With two threads (each pinned to its own CPU) the parallelism column is the "
+          f"threads' CPU time over the run's wall-clock time: 2 if they ran side by side, 1 if "
+          f"they took turns. Here it was {min(two):.2f}–{max(two):.2f}: "
+          + ("the threads ran side by side, so the two-thread rows include what sharing the "
+             "root's and inner pages' pins and latches between the CPUs costs. "
+             if side_by_side else
+             "the other CPU was busy with other work for most of the run, so the threads "
+             "mostly took turns and the two-thread rows say little about contention between "
+             "CPUs; rerun on a quiet machine for that. "))
     w("What swizzling saves is the hash-table lookup of a fix by id: hashing the page id "
       "(XXH3), reading the directory slot, the bucket's version, depth and prefix, comparing "
-      "its entries (the last column counts them) and reading the version again. What it keeps "
+      "its entries (counted in the table) and reading the version again. What it keeps "
       "is the rest of a fix, the same in both ways: pinning the frame (a compare-and-swap), "
       "the shared latch (`std::shared_mutex`, another atomic read-modify-write), the event "
-      "counters, the policy's `on_hit`, and the unlatch and unpin. With two threads both pin "
-      "and latch the same root and inner pages, so those cache lines move between the cores "
-      "in both ways alike; the `path` scope also pays the root's lookup in both ways.\n")
+      "counters, the policy's `on_hit`, and the unlatch and unpin. Two threads running side by "
+      "side pin and latch the same root and inner pages in both ways alike; the `path` scope "
+      "also pays the root's lookup in both ways.\n")
 
 
 def main():
