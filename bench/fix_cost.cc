@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -351,8 +352,11 @@ int run_fix_cost(const FixCostOptions& o) {
         paths[threads].push_back(make_paths(tree, o.traversals, o.seed * 1000 + rep * 10 + t));
       }
     }
-    for (std::size_t i = 0; i < kWays.size(); ++i) {
-      const Way way = kWays[(i + rep) % kWays.size()];
+    // One pool per way, all warm before any is timed, so that the three ways of a cell run
+    // back to back: on this VM two-thread costs were seen to jump 3x from one run to the next
+    // and stay there (the host moving its CPUs, presumably), and a ratio must not straddle that.
+    std::array<std::unique_ptr<BufferManager>, kWays.size()> pools;
+    for (Way way : kWays) {
       BufferOptions options;
       options.frames = frames;
       options.page_table =
@@ -360,11 +364,18 @@ int run_fix_cost(const FixCostOptions& o) {
       options.eviction = o.eviction;
       options.seed = o.seed;
       options.child_slots = child_slots;
-      BufferManager bm(*file, options);
-      bm.set_root(kRoot);
-      warm(bm, way, tree);
-      for (unsigned threads : o.threads) {
-        for (Scope scope : kScopes) {
+      auto& bm = pools[static_cast<std::size_t>(way)];
+      bm = std::make_unique<BufferManager>(*file, options);
+      bm->set_root(kRoot);
+      warm(*bm, way, tree);
+    }
+    unsigned cell = 0;
+    for (unsigned threads : o.threads) {
+      for (Scope scope : kScopes) {
+        ++cell;
+        for (std::size_t i = 0; i < kWays.size(); ++i) {
+          const Way way = kWays[(i + rep + cell) % kWays.size()];
+          BufferManager& bm = *pools[static_cast<std::size_t>(way)];
           const Measured m = measure(bm, way, scope, paths[threads], tree, o.traversals);
           if (m.delta.misses != 0 || !m.right_leaves) {
             std::fprintf(stderr, "fix cost: %s %s, %u threads: %llu misses, %s leaves\n",
