@@ -75,7 +75,7 @@ def run(mode, build, results):
         w = csv.writer(f)
         w.writerow(["field", "value"])
         w.writerows([["date", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())],
-                     ["command", f"scripts/evaluate.sh{' --quick' if mode == 'quick' else ''}"],
+                     ["command", " ".join(["scripts/evaluate_buffer.py", *sys.argv[1:]])],
                      ["mode", mode], ["commit", commit], ["cpus", os.cpu_count()], ["cpu", cpu],
                      ["kernel", platform.release()], ["build", f"Release ({build})"],
                      ["buffer_bench", " ".join(shown)],
@@ -274,8 +274,9 @@ def section(res, rel, w):
     real = read(paths["real_miss"])
 
     w("\n## Buffer manager (issue 18)\n\n")
-    w(f"`bench/buffer_bench`, run by `{run_info['command']}` (mode {run_info['mode']}) as "
-      f"`{run_info['buffer_bench']}`: {run_info['date']}, commit {run_info['commit']}, "
+    w(f"`bench/buffer_bench`, run by `{run_info['command']}` (the buffer step of "
+      f"`scripts/evaluate.sh`) as `{run_info['buffer_bench']}`: {run_info['date']}, commit "
+      f"{run_info['commit']}, "
       f"{run_info['cpus']} × {run_info['cpu']}, kernel {run_info['kernel']}, "
       f"{run_info['build']}; load average (1/5/15 min) {run_info['load_before']} before and "
       f"{run_info['load_after']} after ({run_info['seconds']} s; this 2-core machine is "
