@@ -26,6 +26,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/bench_workload.h"
+#include "bench/list_option.h"
 #include "bench/llc_counter.h"
 #include "engine/engine_registry.h"
 #include "engine/pm/allocator.h"
@@ -134,17 +135,6 @@ Row run(const engine::EngineInfo& info, Distribution dist, const std::vector<std
     if (visited == 0) std::exit(1);
   }
   return row;
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    if (end > begin) out.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return out;
 }
 
 }  // namespace

@@ -19,6 +19,13 @@ std::string cpu_model() {
 
 unsigned cpu_count() { return std::thread::hardware_concurrency(); }
 
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  if (!(in >> one >> five >> fifteen)) return "unknown";
+  return one + " " + five + " " + fifteen;
+}
+
 std::string build_type() {
 #ifdef PMCACHED_BUILD_TYPE
   std::string type = PMCACHED_BUILD_TYPE;

@@ -44,7 +44,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/list_option.h"
 #include "bench/machine_info.h"
+#include "bench/spread.h"
 #include "engine/open_store.h"
 #include "engine/pm/persistence.h"
 
@@ -330,44 +332,6 @@ std::vector<Run> repetition(const Options& o, const std::vector<std::string>& ke
   return runs;
 }
 
-struct Spread {
-  double median = 0, min = 0, max = 0;
-};
-
-Spread spread(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  const double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  return {median, v.front(), v.back()};
-}
-
-std::string format(const Spread& s, const char* fmt) {
-  char m[32], lo[32], hi[32], out[112];
-  std::snprintf(m, sizeof m, fmt, s.median);
-  std::snprintf(lo, sizeof lo, fmt, s.min);
-  std::snprintf(hi, sizeof hi, fmt, s.max);
-  std::snprintf(out, sizeof out, "%s [%s-%s]", m, lo, hi);
-  return out;
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    if (end > begin) out.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return out;
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  if (!(in >> one >> five >> fifteen)) return "unknown";
-  return one + " " + five + " " + fifteen;
-}
-
 std::string file_system_of(const std::string& dir) {
   std::ifstream mounts("/proc/mounts");
   std::string device, point, type, best_type = "unknown";
@@ -503,10 +467,10 @@ int bench(const Options& o) {
       auto values = [&](auto value) {
         std::vector<double> v;
         for (const Run& r : rs) v.push_back(value(r));
-        return format(spread(v), "%.1f");
+        return format_spread(spread(v), "%.1f");
       };
       auto ratio = [&](auto value) {
-        return dram == nullptr ? std::string("-") : format(ratios(rs, value), "%.2f");
+        return dram == nullptr ? std::string("-") : format_spread(ratios(rs, value), "%.2f");
       };
       std::printf("%-15s %24s %18s", spec.label.c_str(), values(set_value).c_str(),
                   ratio(set_value).c_str());
@@ -516,7 +480,7 @@ int bench(const Options& o) {
         if (mops) {
           std::vector<double> v;
           for (const Run& r : rs) v.push_back(r.get_mops.at(t));
-          std::printf(" %20s", format(spread(v), "%.2f").c_str());
+          std::printf(" %20s", format_spread(spread(v), "%.2f").c_str());
         }
       }
       std::printf("\n");

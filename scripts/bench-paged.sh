@@ -7,7 +7,10 @@
 #
 #   scripts/bench-paged.sh --quick
 #   scripts/bench-paged.sh --engine bptree --pmcached-args "--page-table swizzle" \
-#     --markdown docs/results/bench_paged.md
+#     --markdown docs/results/paged_server.md --csv docs/results/paged_server.csv
+#
+# docs/EVALUATION.md shows docs/results/paged_server.md inside the reading kept by hand in
+# docs/results/paged_notes.md (scripts/evaluate_report.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ! -x build/server/pmcached || ! -x build/bench/mc_load ]] &&

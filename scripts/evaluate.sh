@@ -9,11 +9,14 @@
 #             repeated server runs (about 50 minutes on 2 cores)
 #
 # Installs the Debian packages it needs, builds Release (pmcached, bench/index_bench,
-# bench/mc_load), runs the in-process index benchmark over every engine (Dense/Sparse/Clustered,
-# insert/search/range, the PM write-latency sweep), the mc-benchmark-shaped server benchmark and
-# the memcaslap mix against pmcached on every engine and Debian's memcached in the same
-# invocation, and the tail-latency matrix (dram, wort, artcow and memcached, -t 1/2/4, pinned and
-# unpinned), then writes docs/results/*.csv, docs/results/*.png and docs/EVALUATION.md.
+# bench/mc_load, bench/buffer_bench), runs the in-process index benchmark over every engine
+# (Dense/Sparse/Clustered, insert/search/range, the PM write-latency sweep), the
+# mc-benchmark-shaped server benchmark and the memcaslap mix against pmcached on every engine and
+# Debian's memcached in the same invocation, the tail-latency matrix (dram, wort, artcow and
+# memcached, -t 1/2/4, pinned and unpinned), and the buffer benchmark (scripts/evaluate_buffer.py:
+# replacement-policy miss rates and eviction cost, fix cost hash vs swizzle, miss rates through
+# the real buffer manager; about 2 minutes, 1 with --quick), then writes docs/results/*.csv,
+# docs/results/*.png and docs/EVALUATION.md.
 set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
@@ -31,7 +34,10 @@ done
 
 scripts/install-deps.sh
 build_dir="$(scripts/build.sh --type Release --dir build-bench --no-tests \
-  --target pmcached --target index_bench --target mc_load -- -DPMCACHED_BENCH=ON)"
+  --target pmcached --target index_bench --target mc_load --target buffer_bench \
+  -- -DPMCACHED_BENCH=ON)"
 # Debian's python3 (with matplotlib), not whatever python3 comes first on PATH.
 /usr/bin/python3 scripts/evaluate.py --mode "$mode" --build "$build_dir" --results docs/results
+/usr/bin/python3 scripts/evaluate_buffer.py --mode "$mode" --build "$build_dir" \
+  --results docs/results
 /usr/bin/python3 scripts/evaluate_report.py --results docs/results --report docs/EVALUATION.md

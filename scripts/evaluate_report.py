@@ -10,6 +10,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import statistics
 
 import matplotlib
@@ -17,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import evaluate_buffer  # noqa: E402
 import evaluate_seed as seed  # noqa: E402
 
 # The order engines are shown in (radix trees, B-trees, the volatile baseline). Not a list of the
@@ -175,6 +177,38 @@ WHY = {
            "and the item write, the same for every engine, dominate a SET here (client and server "
            "share 2 cores).",
 }
+
+
+def paged_section(res, w):
+    """Issue 18's server benchmark: the table scripts/bench-paged.sh wrote (paged_server.md) inside
+    the reading of it kept by hand (paged_notes.md, at its `<!-- table -->` marker)."""
+    table_path = os.path.join(res, "paged_server.md")
+    notes_path = os.path.join(res, "paged_notes.md")
+    if not os.path.exists(table_path):
+        return
+    with open(table_path) as f:
+        table = f.read().strip() + "\n"
+    notes = "<!-- table -->\n"
+    if os.path.exists(notes_path):
+        with open(notes_path) as f:
+            notes = f.read()
+    w("\n## Paged storage (issue 18): bptree against memcached and extstore, data 10× the DRAM "
+      "budget\n\n")
+    notes = re.sub(r"\A<!--.*?-->\n", "", notes, flags=re.S)  # the note to whoever edits it
+    w(notes.replace("<!-- table -->\n", table, 1).rstrip() + "\n")
+
+
+def paged_bar(res):
+    """The "Our own bar" line for bptree's hit ratio, from paged_server.csv; None without it."""
+    path = os.path.join(res, "paged_server.csv")
+    if not os.path.exists(path):
+        return None
+    runs = [r for r in read(path) if r["server"].startswith("pmcached")]
+    if not runs:
+        return None
+    kept = all(int(r["hits"]) == int(r["get_requests"]) and int(r["errors"]) == 0 for r in runs)
+    return (f"- bptree keeps 100% of the items with data 10× the DRAM budget: {yes(kept)} "
+            f"({len(runs)} runs of `scripts/bench-paged.sh`).\n")
 
 
 def tail_section(res, w):
@@ -476,6 +510,8 @@ def main():
       "above are the upper bounds of the buckets that hold them.\n")
 
     tail_section(res, w)
+    paged_section(res, w)
+    evaluate_buffer.section(res, rel, w)
 
     # Our own bar: woart search at Sparse vs the dram B-tree
     woart = index.get("woart", "Sparse", "search_ns")
@@ -486,6 +522,8 @@ def main():
       f" ns (medians) — {yes(woart_ok)}"
       f"{'' if index.n >= 16_000_000 else ' (the bar is set at 16M keys; this run has fewer)'}.\n"
       f"- every persistent engine ≥ 0.9× memcached on SET and GET: {bar_text}.\n")
+    if paged_bar(res):
+        w(paged_bar(res))
 
     with open(args.report, "w") as f:
         f.write("".join(out))
