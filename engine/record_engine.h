@@ -110,6 +110,9 @@ struct PagedOptions {
   buffer::EvictionKind eviction = buffer::EvictionKind::kClock;
   std::size_t log_bytes = 64u << 20;  // the redo log's region in the pool
   bool direct_io = true;
+  // b2tree: at most this many slots per range of a page's embedded tree (seed 004 §3.5). Other
+  // paged engines ignore it.
+  unsigned b2_threshold = 32;
 };
 
 // What a record engine is given when it is created. The pool's root field holds the engine's
