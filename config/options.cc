@@ -39,7 +39,7 @@ constexpr std::uint64_t kMaxPmLatencyNs = 1'000'000;
 
 struct RawOptions {
   std::string port, threads, conn_limit, memory_limit, item_size, udp_port, pm_latency;
-  std::string page_size, buffer_pool_mb, page_file_mb, log_mb;
+  std::string page_size, buffer_pool_mb, page_file_mb, log_mb, b2_threshold;
   int verbosity = 0;
 };
 
@@ -171,6 +171,9 @@ void add_options(CLI::App& app, Options& options, RawOptions& raw, bool& version
   app.add_option("--log-mb", raw.log_mb,
                  "Paged engines: redo log size in megabytes (in the pool); default 64")
       ->type_name("MB");
+  app.add_option("--b2-threshold", raw.b2_threshold,
+                 "b2tree: most slots per range of a page's embedded tree; default 32")
+      ->type_name("N");
 }
 
 // The paged engines' flags.
@@ -190,6 +193,10 @@ void convert_paged(const CLI::App& app, const RawOptions& raw, Options& options)
     options.page_file_mb = parse_in_range("--page-file-mb", raw.page_file_mb, 1, kMaxMemoryMb);
   }
   if (given("--log-mb")) options.log_mb = parse_in_range("--log-mb", raw.log_mb, 1, 1u << 16);
+  if (given("--b2-threshold")) {
+    options.b2_threshold =
+        static_cast<unsigned>(parse_in_range("--b2-threshold", raw.b2_threshold, 1, 1024));
+  }
   if (options.page_table != "hash" && options.page_table != "swizzle") {
     fail("--page-table", shown(options.page_table) + " is not one of hash, swizzle");
   }

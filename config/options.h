@@ -3,9 +3,9 @@
 // parse_options() accepts memcached's flags where they overlap (-p -l -t -c -m -M -I -U
 // -v -vv -A -h -V) and pmcached's own (--engine, --list-engines, --pool, --pm-flush,
 // --pm-write-latency-ns, --config FILE, and the paged engines' --page-file, --page-size,
-// --buffer-pool-mb, --page-table, --eviction, --page-file-mb, --log-mb). The config file
-// uses the same long names as the flags ("port = 11311"); flags override the file.
-// Thread safety: a plain value; parse once at start-up.
+// --buffer-pool-mb, --page-table, --eviction, --page-file-mb, --log-mb, --b2-threshold). The config
+// file uses the same long names as the flags ("port = 11311"); flags override the file. Thread
+// safety: a plain value; parse once at start-up.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +40,7 @@ struct Options {
   std::string eviction = "clock";     // --eviction random|clock|gclock|car|lru
   std::size_t page_file_mb = 1024;    // --page-file-mb MB: the page file's maximum size
   std::size_t log_mb = 64;            // --log-mb MB: the redo log's region in the pool
+  unsigned b2_threshold = 32;         // --b2-threshold N: b2tree's slots per range, 1 .. 1024
 };
 
 enum class ParseOutcome : std::uint8_t {

@@ -10,6 +10,7 @@
 #include "engine/engine_registry.h"
 
 #include "engine/art/art_factory.h"
+#include "engine/b2tree/b2tree_factory.h"
 #include "engine/bptree/bptree_factory.h"
 #include "engine/dram/dram_factory.h"
 #include "engine/fptree/fptree_factory.h"
@@ -57,6 +58,12 @@ const std::vector<EngineInfo>& registered_engines() {
        "may be many times the memory (seed 004 §4.1, 001, 003)",
        /*persistent=*/true, nullptr,
        [](const RecordEngineContext& context) { return make_bptree_engine(context); }},
+      {std::string(kB2TreeEngineName),
+       "B2-tree: the bptree engine with a small trie embedded in every page that narrows the "
+       "in-page search to a range of slots holding the key bytes after their shared prefix "
+       "(seed 004)",
+       /*persistent=*/true, nullptr,
+       [](const RecordEngineContext& context) { return make_b2tree_engine(context); }},
   };
   return engines;
 }

@@ -28,6 +28,7 @@ engine::PagedOptions paged_options(const config::Options& options) {
   paged.page_table = buffer::parse_page_table(options.page_table).value_or(paged.page_table);
   paged.eviction = buffer::parse_eviction(options.eviction).value_or(paged.eviction);
   paged.log_bytes = options.log_mb << 20;
+  paged.b2_threshold = options.b2_threshold;
   return paged;
 }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/b2tree/b2tree_factory.h"
 #include "engine/bptree/bptree_factory.h"
 #include "engine/bptree/node.h"
 #include "engine/buffer/mini_transaction.h"
@@ -31,8 +32,8 @@ std::size_t frames_for(const PagedOptions& options) {
 
 }  // namespace
 
-BpTreeEngine::BpTreeEngine(const RecordEngineContext& context)
-    : pool_(*context.pool), options_(context.paged) {
+BpTreeEngine::BpTreeEngine(const RecordEngineContext& context, unsigned b2_threshold)
+    : pool_(*context.pool), options_(context.paged), b2_threshold_(b2_threshold) {
   if (context.pool == nullptr || context.allocator == nullptr) {
     throw std::runtime_error("bptree needs a pool for its redo log");
   }
@@ -78,12 +79,14 @@ BpTreeEngine::BpTreeEngine(const RecordEngineContext& context)
     if (!replaying_.load(std::memory_order_acquire)) log_->commit(lsn);
   };
   buffers_ = std::make_unique<buffer::BufferManager>(*file_, std::move(buffer_options));
-  tree_ = std::make_unique<BTree>(*buffers_);
+  tree_ = std::make_unique<BTree>(*buffers_, b2_threshold_);
 }
 
 BpTreeEngine::~BpTreeEngine() = default;
 
-std::string_view BpTreeEngine::name() const noexcept { return kBpTreeEngineName; }
+std::string_view BpTreeEngine::name() const noexcept {
+  return b2_threshold_ > 0 ? kB2TreeEngineName : kBpTreeEngineName;
+}
 
 EngineCapabilities BpTreeEngine::capabilities() const noexcept {
   return {.ordered = true, .concurrent = true, .persistent = true};
@@ -241,6 +244,22 @@ std::vector<EngineStat> BpTreeEngine::stats() const {
   add("tree_borrows", t.borrows);
   add("tree_pessimistic_writes", t.pessimistic_writes);
   add("overflow_records_written", t.overflow_records_written);
+  if (b2_threshold_ > 0) {
+    const TreeRebuilds r = tree_rebuilds();
+    add("b2_threshold", b2_threshold_);
+    add("b2_tree_builds", r.count);
+    add("b2_tree_build_ns", r.nanoseconds);
+    add("b2_tree_bytes_mean", r.count == 0 ? 0 : r.bytes / r.count);  // over the builds
+    add("b2_tree_bytes_max", r.max_bytes);
+    add("b2_ranges_mean", r.count == 0 ? 0 : r.ranges / r.count);
+    // Per page, now: a walk of the whole tree, so only while it is resident (it reads no file).
+    if (meta.high_water <= buffers_->frame_count()) {
+      const BTree::TreeShapes s = tree_->tree_shapes();
+      add("b2_page_tree_bytes_mean", s.pages == 0 ? 0 : s.bytes / s.pages);
+      add("b2_page_tree_bytes_max", s.max_bytes);
+      add("b2_page_ranges_mean", s.pages == 0 ? 0 : s.ranges / s.pages);
+    }
+  }
   add("items", tree_->size());
   return out;
 }

@@ -17,7 +17,8 @@ namespace pmcached::engine::bptree {
 
 class BpTreeEngine final : public RecordEngine {
  public:
-  explicit BpTreeEngine(const RecordEngineContext& context);
+  // `b2_threshold` > 0: the b2tree engine (pages with embedded trees, engine/b2tree); else bptree.
+  explicit BpTreeEngine(const RecordEngineContext& context, unsigned b2_threshold = 0);
   ~BpTreeEngine() override;
 
   std::string_view name() const noexcept override;
@@ -52,6 +53,7 @@ class BpTreeEngine final : public RecordEngine {
   std::unique_ptr<buffer::BufferManager> buffers_;
   std::unique_ptr<BTree> tree_;
   PagedOptions options_;
+  const unsigned b2_threshold_;
   // Writers hold it shared for a whole command; a checkpoint holds it exclusively.
   mutable std::shared_mutex checkpoint_gate_;
   std::atomic<std::uint64_t> checkpoints_{0};

@@ -83,7 +83,9 @@ class BTree {
   using ScanVisitor =
       std::function<bool(std::string_view key, std::span<const std::byte> record_head)>;
 
-  explicit BTree(BufferManager& buffers);
+  // `b2_threshold` > 0: a B2-tree (seed 004): every leaf and inner page it builds carries an
+  // embedded tree with ranges of about that many slots. 0: a plain B+-tree.
+  explicit BTree(BufferManager& buffers, unsigned b2_threshold = 0);
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
 
@@ -126,6 +128,16 @@ class BTree {
   // free list, that every page below the high-water mark is used exactly once, and the item
   // count. Returns "" if all hold, else the first violation. Quiescent tree only.
   [[nodiscard]] std::string check() const;
+
+  // b2tree: the embedded trees of every leaf and inner page now (a walk of the whole tree with
+  // shared latch coupling: it reads every page, so callers use it when the pages are resident).
+  struct TreeShapes {
+    std::size_t pages = 0;
+    std::size_t bytes = 0;  // summed over the pages: the tree area (header included)
+    std::size_t max_bytes = 0;
+    std::size_t ranges = 0;  // summed
+  };
+  [[nodiscard]] TreeShapes tree_shapes() const;
 
  private:
   struct Held;
@@ -189,6 +201,7 @@ class BTree {
 
   BufferManager& buffers_;
   const std::size_t page_size_;
+  const unsigned b2_threshold_;  // 0: plain B+-tree pages
   std::atomic<PageId> root_{buffer::kNoPage};
   std::atomic<unsigned> root_level_{0};  // a hint: the root's page says what it is
   std::atomic<std::uint64_t> items_{0};

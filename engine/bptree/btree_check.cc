@@ -87,7 +87,7 @@ std::string BTree::check_node(CheckState& state, PageId id, unsigned level, cons
   if (node.kind() != (inner ? NodeKind::kInner : NodeKind::kLeaf)) return at + "wrong kind";
   if (node.level() != level) return at + "wrong level";
   const std::size_t n = node.count();
-  if (node.data_start() > page_size_ || node.data_start() < kSlotsOffset + kSlotSize * n) {
+  if (node.data_start() > page_size_ || node.data_start() < node.slots_offset() + kSlotSize * n) {
     return at + "data_start overlaps the slots";
   }
   if (inner && is_root && n == 0) return at + "a root with one child";
@@ -102,7 +102,10 @@ std::string BTree::check_node(CheckState& state, PageId id, unsigned level, cons
     record_bytes += size;
     const std::string_view key = node.key(i);
     if (key.empty() || key.size() > kMaxKeySize) return slot + "key size";
-    if (s.head != key_head(key)) return slot + "head differs from the key";
+    if (s.head != key_head(key, node.slot_skip(i))) return slot + "head differs from the key";
+    if (const SearchResult r = node.search(key); !r.found || r.index != i) {
+      return slot + "a search for its key does not find it";
+    }
     if (i > 0 && node.key(i - 1) >= key) return slot + "keys out of order";
     if (low != nullptr && key < *low) return slot + "key below the page's lower fence";
     if (high != nullptr && key >= *high) return slot + "key at or above the page's upper fence";

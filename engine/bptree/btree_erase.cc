@@ -156,7 +156,7 @@ void BTree::rebalance(WriteContext& w, std::size_t level) {
   const std::span<const Entry> all(entries);
   ScratchPage left_page(page_size_);
   if (total <= capacity) {  // merge: the left page takes everything, the right one is freed
-    build_node(left_page, kind, node_level, all, rn.link());
+    build_node(left_page, kind, node_level, all, rn.link(), b2_threshold_);
     install_node(lc, left_page);
     NodeWriter p(pc);
     p.set_child(jl + 1, left.id);
@@ -180,11 +180,11 @@ void BTree::rebalance(WriteContext& w, std::size_t level) {
   ScratchPage right_page(page_size_);
   if (inner) {
     build_node(left_page, kind, node_level, all.first(k),
-               load_value<std::uint64_t>(entries[k].payload.data()));
-    build_node(right_page, kind, node_level, all.subspan(k + 1), rn.link());
+               load_value<std::uint64_t>(entries[k].payload.data()), b2_threshold_);
+    build_node(right_page, kind, node_level, all.subspan(k + 1), rn.link(), b2_threshold_);
   } else {
-    build_node(left_page, kind, node_level, all.first(k), right.id);
-    build_node(right_page, kind, node_level, all.subspan(k), rn.link());
+    build_node(left_page, kind, node_level, all.first(k), right.id, b2_threshold_);
+    build_node(right_page, kind, node_level, all.subspan(k), rn.link(), b2_threshold_);
   }
   install_node(lc, left_page);
   install_node(rc, right_page);

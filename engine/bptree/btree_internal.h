@@ -64,9 +64,10 @@ class ScratchPage {
   std::size_t size_;
 };
 
-// Builds a node of `kind`/`level` holding `entries` (in key order) and `link` into `scratch`.
+// Builds a node of `kind`/`level` holding `entries` (in key order) and `link` into `scratch`,
+// with an embedded tree if `b2_threshold` > 0 (a b2tree page).
 void build_node(ScratchPage& scratch, NodeKind kind, unsigned level, std::span<const Entry> entries,
-                std::uint64_t link);
+                std::uint64_t link, unsigned b2_threshold);
 // Copies a built node over a page held by the transaction; the page is logged whole.
 void install_node(PageChanges& page, ScratchPage& scratch);
 // The entries of a page (views into it).

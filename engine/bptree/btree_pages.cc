@@ -11,7 +11,7 @@
 namespace pmcached::engine::bptree {
 
 void build_node(ScratchPage& scratch, NodeKind kind, unsigned level, std::span<const Entry> entries,
-                std::uint64_t link) {
+                std::uint64_t link, unsigned b2_threshold) {
   std::memset(scratch.data(), 0, scratch.size());
   PageChanges changes(buffer::kNoPage, scratch.data(), scratch.size());
   NodeWriter node(changes);
@@ -22,6 +22,7 @@ void build_node(ScratchPage& scratch, NodeKind kind, unsigned level, std::span<c
     assert(fits);
   }
   node.set_link(link);
+  node.enable_tree(b2_threshold);  // built once over all the entries
 }
 
 void install_node(PageChanges& page, ScratchPage& scratch) {

@@ -9,7 +9,8 @@
 
 namespace pmcached::engine::bptree {
 
-BTree::BTree(BufferManager& buffers) : buffers_(buffers), page_size_(buffers.page_size()) {}
+BTree::BTree(BufferManager& buffers, unsigned b2_threshold)
+    : buffers_(buffers), page_size_(buffers.page_size()), b2_threshold_(b2_threshold) {}
 
 bool BTree::formatted(BufferManager& buffers) {
   if (buffers.file().page_count() <= kMetaPage) return false;
@@ -22,7 +23,7 @@ void BTree::format(MiniTransaction& txn) {
   // The meta page last, as in every write.
   PageChanges& root = txn.track_new(buffers_.fix_new(kFirstRoot));
   PageChanges& meta = txn.track_new(buffers_.fix_new(kMetaPage));
-  NodeWriter(root).init(NodeKind::kLeaf, 0);
+  NodeWriter(root).init(NodeKind::kLeaf, 0, b2_threshold_);
   MetaPage::format(meta, MetaFields{kFirstRoot, 0, kFirstRoot + 1, buffer::kNoPage, 0, 0});
   set_root(kFirstRoot, 0);
   items_.store(0, std::memory_order_relaxed);

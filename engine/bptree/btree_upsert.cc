@@ -173,8 +173,8 @@ void BTree::split_leaf(WriteContext& w, std::string_view key, std::span<const st
   ScratchPage left_page(page_size_);
   ScratchPage right_page(page_size_);
   const std::span<const Entry> all(entries);
-  build_node(left_page, NodeKind::kLeaf, 0, all.first(k), right.id());
-  build_node(right_page, NodeKind::kLeaf, 0, all.subspan(k), node.link());
+  build_node(left_page, NodeKind::kLeaf, 0, all.first(k), right.id(), b2_threshold_);
+  build_node(right_page, NodeKind::kLeaf, 0, all.subspan(k), node.link(), b2_threshold_);
   install_node(left, left_page);
   install_node(right, right_page);
   splits_.fetch_add(1, std::memory_order_relaxed);
@@ -222,8 +222,8 @@ void BTree::insert_separator(WriteContext& w, std::size_t level, std::size_t j,
   ScratchPage left_page(page_size_);
   ScratchPage right_page(page_size_);
   const std::span<const Entry> all(entries);
-  build_node(left_page, NodeKind::kInner, node_level, all.first(k), left_upper);
-  build_node(right_page, NodeKind::kInner, node_level, all.subspan(k + 1), upper);
+  build_node(left_page, NodeKind::kInner, node_level, all.first(k), left_upper, b2_threshold_);
+  build_node(right_page, NodeKind::kInner, node_level, all.subspan(k + 1), upper, b2_threshold_);
   install_node(changes, left_page);
   install_node(new_right, right_page);
   splits_.fetch_add(1, std::memory_order_relaxed);
@@ -242,7 +242,7 @@ void BTree::grow_root(WriteContext& w, std::string_view sep, PageId left, PageId
   PageChanges& root = allocate(w);
   ScratchPage page(page_size_);
   const Entry entry{sep, child_bytes(left), 0};
-  build_node(page, NodeKind::kInner, child_level + 1, std::span(&entry, 1), right);
+  build_node(page, NodeKind::kInner, child_level + 1, std::span(&entry, 1), right, b2_threshold_);
   install_node(root, page);
   PageChanges& meta = meta_changes(w);
   MetaPage::set(meta, MetaPage::kRoot, root.id());

@@ -1,27 +1,71 @@
 #include "engine/bptree/node.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <vector>
 
-namespace pmcached::engine::bptree {
+#include "engine/b2tree/embedded_tree.h"
 
-int Node::compare(std::string_view key, std::uint32_t head, std::size_t i) const noexcept {
+namespace pmcached::engine::bptree {
+namespace {
+
+std::atomic<std::uint64_t> rebuild_count{0};
+std::atomic<std::uint64_t> rebuild_ns{0};
+std::atomic<std::uint64_t> built_bytes{0};
+std::atomic<std::uint64_t> built_max_bytes{0};
+std::atomic<std::uint64_t> built_ranges{0};
+
+// The most bytes a rebuilt tree may take: seed 004 finds ~0.5% of a page enough; a page of
+// keys with long distinct prefixes may need more, a full page gets a coarser tree.
+constexpr std::size_t max_tree_bytes(std::size_t page_size) noexcept { return page_size / 16; }
+
+}  // namespace
+
+TreeRebuilds tree_rebuilds() noexcept {
+  return {rebuild_count.load(std::memory_order_relaxed), rebuild_ns.load(std::memory_order_relaxed),
+          built_bytes.load(std::memory_order_relaxed),
+          built_max_bytes.load(std::memory_order_relaxed),
+          built_ranges.load(std::memory_order_relaxed)};
+}
+
+std::size_t Node::slot_skip(std::size_t i) const noexcept {
+  const std::span<const std::byte> t = tree();
+  if (t.empty()) return 0;
+  const b2tree::RangeHit hit = b2tree::lookup(t, key(i), count());
+  return hit.skip == b2tree::kNoSkip ? 0 : hit.skip;
+}
+
+int Node::compare(std::string_view key, std::uint32_t head, std::size_t i,
+                  std::size_t skip) const noexcept {
   const Slot s = slot(i);
   if (head != s.head) return head < s.head ? -1 : 1;
   const std::string_view other(reinterpret_cast<const char*>(page_ + s.offset + s.payload_size),
                                s.key_size);
-  // Equal heads: the first four bytes are equal unless a key is shorter than four.
-  if (key.size() >= 4 && other.size() >= 4) return key.substr(4).compare(other.substr(4));
-  return key.compare(other);
+  // Equal heads: both keys share `skip` bytes and then four more unless a key ends before.
+  const std::size_t known = skip + 4;
+  if (key.size() >= known && other.size() >= known) {
+    return key.substr(known).compare(other.substr(known));
+  }
+  return key.substr(skip).compare(other.substr(skip));
 }
 
 SearchResult Node::search(std::string_view key) const noexcept {
-  const std::uint32_t head = key_head(key);
   std::size_t lo = 0;
   std::size_t hi = count();
+  std::size_t skip = 0;
+  bool whole_keys = false;  // the key left the embedded tree by a virtual edge
+  if (const std::span<const std::byte> t = tree(); !t.empty()) {
+    const b2tree::RangeHit hit = b2tree::lookup(t, key, hi);
+    lo = hit.begin;
+    hi = hit.end;
+    whole_keys = hit.skip == b2tree::kNoSkip;
+    skip = whole_keys ? 0 : hit.skip;
+  }
+  const std::uint32_t head = key_head(key, skip);
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
-    const int c = compare(key, head, mid);
+    const int c = whole_keys ? key.compare(this->key(mid)) : compare(key, head, mid, skip);
     if (c == 0) return {mid, true};
     if (c < 0) {
       hi = mid;
@@ -38,7 +82,7 @@ std::size_t Node::child_index(std::string_view key) const noexcept {
   return r.found ? r.index + 1 : r.index;
 }
 
-void NodeWriter::init(NodeKind kind, unsigned level) noexcept {
+void NodeWriter::init(NodeKind kind, unsigned level, unsigned b2_threshold) noexcept {
   std::byte header[kSlotsOffset - kKindOffset] = {};
   const auto k = static_cast<std::uint16_t>(kind);
   const auto data_start = static_cast<std::uint32_t>(page_size());
@@ -47,7 +91,81 @@ void NodeWriter::init(NodeKind kind, unsigned level) noexcept {
   std::memcpy(header + (kDataStartOffset - kKindOffset), &data_start, sizeof data_start);
   std::memcpy(header + (kLevelOffset - kKindOffset), &l, sizeof l);
   changes_.write(kKindOffset, header, sizeof header);
+  enable_tree(b2_threshold);
 }
+
+void NodeWriter::rebuild_tree() noexcept {
+  if (tree_bytes() == 0) return;  // a bptree page
+  const auto started = std::chrono::steady_clock::now();
+  const std::size_t n = count();
+  const std::size_t old_area = tree_bytes();
+  const std::size_t budget =
+      std::min(old_area - kTreeHeaderSize + free_contiguous(), max_tree_bytes(page_size()));
+  std::vector<std::byte> tree(budget);
+  const b2tree::BuildResult built =
+      b2tree::build([this](std::size_t i) { return key(i); }, n, tree_threshold(), tree);
+
+  // The slots move to just after the new tree; then the tree and its header are written.
+  const std::size_t area = kTreeHeaderSize + built.bytes;
+  if (area != old_area && n > 0) changes_.move(kSlotsOffset + area, slots_offset(), kSlotSize * n);
+  changes_.store(kTreeBytesOffset, static_cast<std::uint16_t>(area));
+  changes_.store(kSlotsOffset, std::uint16_t{0});  // changes since the build
+  if (built.bytes > 0) changes_.write(kSlotsOffset + kTreeHeaderSize, tree.data(), built.bytes);
+
+  // Every head from its range's skip (from 0 where no tree fits).
+  std::size_t range = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    while (range < built.range_end.size() && built.range_end[range] <= i) ++range;
+    const std::size_t skip = range < built.range_skip.size() ? built.range_skip[range] : 0;
+    const std::uint32_t head = key_head(key(i), skip);
+    if (head != slot(i).head) {
+      changes_.store(slots_offset() + kSlotSize * i + offsetof(Slot, head), head);
+    }
+  }
+  rebuild_count.fetch_add(1, std::memory_order_relaxed);
+  built_bytes.fetch_add(built.bytes, std::memory_order_relaxed);
+  built_ranges.fetch_add(built.range_end.size(), std::memory_order_relaxed);
+  std::uint64_t max = built_max_bytes.load(std::memory_order_relaxed);
+  while (built.bytes > max &&
+         !built_max_bytes.compare_exchange_weak(max, built.bytes, std::memory_order_relaxed)) {
+  }
+  rebuild_ns.fetch_add(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - started)
+                                     .count()),
+      std::memory_order_relaxed);
+}
+
+void NodeWriter::enable_tree(unsigned b2_threshold) noexcept {
+  if (tree_bytes() != 0 || b2_threshold == 0) return;
+  if (free_contiguous() < kTreeHeaderSize) return;
+  const std::size_t n = count();
+  if (n > 0) changes_.move(kSlotsOffset + kTreeHeaderSize, kSlotsOffset, kSlotSize * n);
+  const std::uint16_t area_header[2] = {0, static_cast<std::uint16_t>(b2_threshold)};
+  changes_.store(kTreeBytesOffset, static_cast<std::uint16_t>(kTreeHeaderSize));
+  changes_.write(kSlotsOffset, area_header, sizeof area_header);
+  rebuild_tree();
+}
+
+void NodeWriter::count_tree_change() noexcept {
+  const unsigned changes = tree_changes() + 1;
+  if (changes >= std::max(tree_threshold(), 1u)) {
+    rebuild_tree();
+  } else {
+    changes_.store(kSlotsOffset, static_cast<std::uint16_t>(changes));
+  }
+}
+
+namespace {
+
+// Stores a u16 of the range array at its offset in the tree (after the area's header).
+auto tree_store(PageChanges& changes) {
+  return [&changes](std::size_t offset, std::uint16_t value) {
+    changes.store(kSlotsOffset + kTreeHeaderSize + offset, value);
+  };
+}
+
+}  // namespace
 
 bool NodeWriter::insert(std::size_t index, std::string_view key, std::span<const std::byte> payload,
                         std::uint16_t flags) noexcept {
@@ -57,6 +175,13 @@ bool NodeWriter::insert(std::size_t index, std::string_view key, std::span<const
   if (free_contiguous() < kSlotSize + record) compact();
 
   const std::size_t n = count();
+  // b2tree pages: the range the key falls in, its skip for the head, and whether the range
+  // array can simply grow (else the tree is rebuilt: the key differs from its range's prefix).
+  b2tree::RangeHit hit{0, 0, 0, b2tree::kNoSkip};
+  const bool b2 = tree_bytes() != 0;
+  if (!tree().empty()) hit = b2tree::lookup(tree(), key, n);
+  const bool in_range = hit.skip != b2tree::kNoSkip && hit.begin <= index && index <= hit.end;
+  const std::size_t skip = in_range ? hit.skip : 0;
   const std::size_t offset = data_start() - record;
   if (!payload.empty()) changes_.write(offset, payload.data(), payload.size());
   if (!key.empty()) changes_.write(offset + payload.size(), key.data(), key.size());
@@ -66,12 +191,21 @@ bool NodeWriter::insert(std::size_t index, std::string_view key, std::span<const
   }
   set_data_start(offset);
 
-  const std::size_t at = kSlotsOffset + kSlotSize * index;
+  const std::size_t at = slots_offset() + kSlotSize * index;
   if (index < n) changes_.move(at + kSlotSize, at, kSlotSize * (n - index));
   const Slot s{static_cast<std::uint16_t>(offset), static_cast<std::uint16_t>(key.size()),
-               static_cast<std::uint16_t>(payload.size()), flags, key_head(key)};
+               static_cast<std::uint16_t>(payload.size()), flags, key_head(key, skip)};
   changes_.store(at, s);
   set_count(n + 1);
+  if (!b2) return true;
+  if (tree().empty()) {
+    count_tree_change();
+  } else if (in_range) {
+    b2tree::after_insert(tree(), hit.range, tree_store(changes_));
+    count_tree_change();
+  } else {
+    rebuild_tree();
+  }
   return true;
 }
 
@@ -84,9 +218,14 @@ void NodeWriter::erase(std::size_t index) noexcept {
   } else {
     set_fragmented(fragmented() + record);
   }
-  const std::size_t at = kSlotsOffset + kSlotSize * index;
+  const std::size_t at = slots_offset() + kSlotSize * index;
   if (index + 1 < n) changes_.move(at, at + kSlotSize, kSlotSize * (n - index - 1));
   set_count(n - 1);
+  if (tree_bytes() == 0) return;
+  if (const std::span<const std::byte> t = tree(); !t.empty()) {
+    b2tree::after_erase(t, b2tree::range_of_slot(t, index), tree_store(changes_));
+  }
+  count_tree_change();
 }
 
 bool NodeWriter::replace_payload(std::size_t index, std::span<const std::byte> payload,
@@ -95,7 +234,7 @@ bool NodeWriter::replace_payload(std::size_t index, std::span<const std::byte> p
   if (payload.size() == s.payload_size) {
     if (!payload.empty()) changes_.write(s.offset, payload.data(), payload.size());
     if (flags != s.flags) {
-      changes_.store(kSlotsOffset + kSlotSize * index + offsetof(Slot, flags), flags);
+      changes_.store(slots_offset() + kSlotSize * index + offsetof(Slot, flags), flags);
     }
     return true;
   }
@@ -133,7 +272,7 @@ void NodeWriter::compact() noexcept {
   }
   const std::size_t start = kSlotsOffset + end;
   changes_.write(start, records.data() + end, records.size() - end);
-  if (n > 0) changes_.write(kSlotsOffset, slots.data(), kSlotSize * n);
+  if (n > 0) changes_.write(slots_offset(), slots.data(), kSlotSize * n);
   set_data_start(start);
   set_fragmented(0);
 }
@@ -144,8 +283,9 @@ void for_each_child_slot(std::byte* page, const std::function<void(std::uint64_t
     return;
   }
   const std::size_t n = load_value<std::uint16_t>(page + kCountOffset);
+  const std::size_t slots = kSlotsOffset + load_value<std::uint16_t>(page + kTreeBytesOffset);
   for (std::size_t i = 0; i < n; ++i) {
-    const auto offset = load_value<std::uint16_t>(page + kSlotsOffset + kSlotSize * i);
+    const auto offset = load_value<std::uint16_t>(page + slots + kSlotSize * i);
     visit(*reinterpret_cast<std::uint64_t*>(page + offset));
   }
   visit(*reinterpret_cast<std::uint64_t*>(page + kLinkOffset));

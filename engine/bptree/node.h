@@ -10,12 +10,18 @@
 //   20  u32 data_start     lowest record byte; records fill [data_start, page_size)
 //   24  u32 fragmented     bytes of dead records inside [data_start, page_size)
 //   28  u16 level          0 for leaves, children's level + 1 for inner pages
-//   30  u16 reserved
+//   30  u16 tree_bytes     b2tree pages: the bytes of the embedded-tree area below; 0: none
 //   32  u64 link           leaf: right sibling (0 = last leaf); inner: the rightmost child;
 //                          overflow and free pages: the next page of the chain or list
-//   40  slots[count]       12 bytes each, sorted by key:
+//   40  embedded-tree area (b2tree pages only, tree_bytes long; seed 004 §3):
+//         u16 changes      inserts and erases since the tree was built
+//         u16 threshold    the most slots per range the builder aims for
+//         the embedded tree (engine/b2tree/embedded_tree.h: nodes and range array)
+//   40 + tree_bytes  slots[count]  12 bytes each, sorted by key:
 //                            u16 offset, u16 key length, u16 payload length, u16 flags,
-//                            u32 head (first 4 key bytes, big-endian, zero-padded)
+//                            u32 head (4 key bytes, big-endian, zero-padded: the first four, or
+//                            on b2tree pages the four after the prefix the slot's range shares
+//                            as its embedded tree confirms it, its `skip`)
 //   ... free space ...
 //   [data_start, page_size) records: payload bytes, then key bytes
 // Keys are 1..250 bytes of any value, ordered bytewise (a prefix sorts first). Inner pages: the
@@ -54,8 +60,11 @@ inline constexpr std::size_t kCountOffset = 18;
 inline constexpr std::size_t kDataStartOffset = 20;
 inline constexpr std::size_t kFragmentedOffset = 24;
 inline constexpr std::size_t kLevelOffset = 28;
+inline constexpr std::size_t kTreeBytesOffset = 30;
 inline constexpr std::size_t kLinkOffset = 32;
-inline constexpr std::size_t kSlotsOffset = 40;  // also the end of the node header
+inline constexpr std::size_t kSlotsOffset =
+    40;  // the end of the node header: the tree area or slots
+inline constexpr std::size_t kTreeHeaderSize = 4;  // changes, threshold
 
 // Slot flags.
 inline constexpr std::uint16_t kOverflowRecord = 1;  // the payload is an OverflowRef
@@ -78,10 +87,11 @@ inline constexpr std::uint16_t kOverflowRecord = 1;  // the payload is an Overfl
 // The largest inner entry (a 250-byte separator and its child).
 inline constexpr std::size_t kMaxInnerEntry = entry_size(true, kMaxKeySize, 8);
 
-// The first 4 bytes of `key`, big-endian, zero-padded: equal heads leave the order to the rest.
-[[nodiscard]] inline std::uint32_t key_head(std::string_view key) noexcept {
+// The 4 bytes of `key` from `skip`, big-endian, zero-padded: equal heads leave the order to the
+// rest.
+[[nodiscard]] inline std::uint32_t key_head(std::string_view key, std::size_t skip = 0) noexcept {
   std::uint32_t head = 0;
-  for (std::size_t i = 0; i < 4; ++i) {
+  for (std::size_t i = skip; i < skip + 4; ++i) {
     head <<= 8;
     if (i < key.size()) head |= static_cast<unsigned char>(key[i]);
   }
@@ -135,6 +145,26 @@ class Node {
   [[nodiscard]] unsigned level() const noexcept {
     return load_value<std::uint16_t>(page_ + kLevelOffset);
   }
+  // b2tree pages: the embedded-tree area's bytes (0: a bptree page, no tree).
+  [[nodiscard]] std::size_t tree_bytes() const noexcept {
+    return load_value<std::uint16_t>(page_ + kTreeBytesOffset);
+  }
+  [[nodiscard]] std::size_t slots_offset() const noexcept { return kSlotsOffset + tree_bytes(); }
+  // The embedded tree itself (after the area's header); empty on bptree pages.
+  [[nodiscard]] std::span<const std::byte> tree() const noexcept {
+    const std::size_t n = tree_bytes();
+    return n <= kTreeHeaderSize
+               ? std::span<const std::byte>()
+               : std::span(page_ + kSlotsOffset + kTreeHeaderSize, n - kTreeHeaderSize);
+  }
+  [[nodiscard]] unsigned tree_changes() const noexcept {
+    return tree_bytes() == 0 ? 0 : load_value<std::uint16_t>(page_ + kSlotsOffset);
+  }
+  [[nodiscard]] unsigned tree_threshold() const noexcept {
+    return tree_bytes() == 0 ? 0 : load_value<std::uint16_t>(page_ + kSlotsOffset + 2);
+  }
+  // The prefix length slot `i`'s head is taken after (0 on bptree pages).
+  [[nodiscard]] std::size_t slot_skip(std::size_t i) const noexcept;
   // Leaf: right sibling; inner: rightmost child (a plain page id only while unswizzled: read
   // children through BufferManager::child_id()).
   [[nodiscard]] std::uint64_t link() const noexcept {
@@ -143,7 +173,7 @@ class Node {
 
   // Bytes between the slots and the records.
   [[nodiscard]] std::size_t free_contiguous() const noexcept {
-    return data_start() - kSlotsOffset - kSlotSize * count();
+    return data_start() - slots_offset() - kSlotSize * count();
   }
   // Bytes an insert may use after a compaction.
   [[nodiscard]] std::size_t free_total() const noexcept { return free_contiguous() + fragmented(); }
@@ -153,7 +183,7 @@ class Node {
   }
 
   [[nodiscard]] Slot slot(std::size_t i) const noexcept {
-    return load_value<Slot>(page_ + kSlotsOffset + kSlotSize * i);
+    return load_value<Slot>(page_ + slots_offset() + kSlotSize * i);
   }
   [[nodiscard]] std::string_view key(std::size_t i) const noexcept {
     const Slot s = slot(i);
@@ -176,10 +206,14 @@ class Node {
   // Inner pages: the child whose range holds `key` (count() for the rightmost).
   [[nodiscard]] std::size_t child_index(std::string_view key) const noexcept;
 
-  // Binary search over the slots; compares heads first and reads a record only on a tie.
+  // Binary search over the slots (on b2tree pages over the range the embedded tree gives);
+  // compares heads first and reads a record only on a tie.
   [[nodiscard]] SearchResult search(std::string_view key) const noexcept;
-  // <0, 0, >0 as `key` sorts before, equal to or after the key of slot `i`.
-  [[nodiscard]] int compare(std::string_view key, std::uint32_t head, std::size_t i) const noexcept;
+  // <0, 0, >0 as `key` sorts before, equal to or after the key of slot `i`, where `head` is
+  // key_head(key, skip) and the slot's head was taken after the same `skip` bytes, which both
+  // keys share.
+  [[nodiscard]] int compare(std::string_view key, std::uint32_t head, std::size_t i,
+                            std::size_t skip = 0) const noexcept;
 
  private:
   const std::byte* page_;
@@ -194,8 +228,15 @@ class NodeWriter : public Node {
 
   [[nodiscard]] PageChanges& changes() const noexcept { return changes_; }
 
-  // Makes the page an empty node of `kind`/`level` (the link is 0).
-  void init(NodeKind kind, unsigned level) noexcept;
+  // Makes the page an empty node of `kind`/`level` (the link is 0), a b2tree page with an
+  // (empty) embedded tree if `b2_threshold` > 0.
+  void init(NodeKind kind, unsigned level, unsigned b2_threshold = 0) noexcept;
+  // b2tree pages: builds the embedded tree anew over the slots and rewrites their heads, within
+  // the page's free room (a coarser tree where the room is short). Compacts first if need be.
+  void rebuild_tree() noexcept;
+  // Makes a bptree page a b2tree page (an embedded tree over its slots); nothing if the page has
+  // not the few bytes the tree's header needs.
+  void enable_tree(unsigned b2_threshold) noexcept;
   void set_link(std::uint64_t link) noexcept { changes_.store(kLinkOffset, link); }
 
   // Whether an entry of this size fits, with a compaction if need be.
@@ -230,6 +271,8 @@ class NodeWriter : public Node {
   void set_fragmented(std::size_t n) noexcept {
     changes_.store(kFragmentedOffset, static_cast<std::uint32_t>(n));
   }
+  // b2tree pages: counts a change; rebuilds the tree when they reach the threshold.
+  void count_tree_change() noexcept;
 
   PageChanges& changes_;
 };
@@ -237,5 +280,16 @@ class NodeWriter : public Node {
 // Visits the child references (aligned 8-byte words) of an inner page; nothing for any other
 // page. For buffer::BufferOptions::child_slots.
 void for_each_child_slot(std::byte* page, const std::function<void(std::uint64_t& slot)>& visit);
+
+// Embedded-tree builds of this process (all b2tree engines in it): how many, the time they took,
+// and the trees they made (bytes and ranges summed over the builds, the largest tree).
+struct TreeRebuilds {
+  std::uint64_t count = 0;
+  std::uint64_t nanoseconds = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t max_bytes = 0;
+  std::uint64_t ranges = 0;
+};
+[[nodiscard]] TreeRebuilds tree_rebuilds() noexcept;
 
 }  // namespace pmcached::engine::bptree

@@ -45,11 +45,12 @@ bool plausible(const std::string& key, const std::string& value) {
   return true;
 }
 
-class BTreeConcurrencyTest : public ::testing::TestWithParam<PageTableKind> {
+class BTreeConcurrencyTest : public ::testing::TestWithParam<testing::TreeKind> {
  protected:
   HarnessOptions options() const {
     HarnessOptions o;
-    o.page_table = GetParam();
+    o.page_table = GetParam().page_table;
+    o.b2_threshold = GetParam().b2_threshold;
     o.frames = 48;
     return o;
   }
@@ -158,11 +159,7 @@ TEST_P(BTreeConcurrencyTest, OverlappingKeysNeverShowATornRecord) {
   EXPECT_EQ(count, h.tree().size());
 }
 
-INSTANTIATE_TEST_SUITE_P(PageTables, BTreeConcurrencyTest,
-                         ::testing::Values(PageTableKind::kHash, PageTableKind::kSwizzle),
-                         [](const ::testing::TestParamInfo<PageTableKind>& param_info) {
-                           return std::string(buffer::page_table_name(param_info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Trees, BTreeConcurrencyTest, testing::kTreeKinds, testing::tree_kind_name);
 
 }  // namespace
 }  // namespace pmcached::engine::bptree

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include <gtest/gtest.h>
+
 #include "engine/bptree/btree.h"
 #include "engine/buffer/buffer_manager.h"
 #include "engine/buffer/mini_transaction.h"
@@ -28,7 +30,22 @@ struct HarnessOptions {
   std::size_t frames = 16;
   std::size_t page_size = 4096;
   std::uint64_t max_bytes = 64ull << 20;
+  unsigned b2_threshold = 0;  // > 0: a B2-tree (pages with embedded trees)
 };
+
+// What the parametrised tree tests run on: both page tables, as a plain B+-tree and as a B2-tree
+// (pages with embedded trees, engine/b2tree; a small threshold so that pages hold several ranges).
+struct TreeKind {
+  buffer::PageTableKind page_table;
+  unsigned b2_threshold;
+};
+inline const auto kTreeKinds = ::testing::Values(
+    TreeKind{buffer::PageTableKind::kHash, 0}, TreeKind{buffer::PageTableKind::kSwizzle, 0},
+    TreeKind{buffer::PageTableKind::kHash, 4}, TreeKind{buffer::PageTableKind::kSwizzle, 4});
+inline std::string tree_kind_name(const ::testing::TestParamInfo<TreeKind>& info) {
+  return std::string(info.param.b2_threshold == 0 ? "bptree_" : "b2tree_") +
+         std::string(buffer::page_table_name(info.param.page_table));
+}
 
 class TreeHarness {
  public:
@@ -97,7 +114,7 @@ class TreeHarness {
     buffer_options.eviction = buffer::EvictionKind::kClock;
     buffer_options.child_slots = for_each_child_slot;
     buffers_ = std::make_unique<buffer::BufferManager>(*file_, buffer_options);
-    tree_ = std::make_unique<BTree>(*buffers_);
+    tree_ = std::make_unique<BTree>(*buffers_, options_.b2_threshold);
     if (!BTree::formatted(*buffers_)) {
       buffer::MiniTransaction txn(*buffers_, nullptr);
       tree_->format(txn);

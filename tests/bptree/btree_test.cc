@@ -18,6 +18,7 @@ namespace {
 using buffer::PageTableKind;
 using testing::HarnessOptions;
 using testing::TreeHarness;
+using testing::TreeKind;
 
 // A value whose bytes say which key and version they belong to.
 std::string make_value(std::string_view key, int version, std::size_t size) {
@@ -53,11 +54,12 @@ std::map<std::string, std::string> scan_all(BTree& tree, std::string_view from =
   return seen;
 }
 
-class BTreeTest : public ::testing::TestWithParam<PageTableKind> {
+class BTreeTest : public ::testing::TestWithParam<TreeKind> {
  protected:
   HarnessOptions options(std::size_t frames = 16) const {
     HarnessOptions o;
-    o.page_table = GetParam();
+    o.page_table = GetParam().page_table;
+    o.b2_threshold = GetParam().b2_threshold;
     o.frames = frames;
     return o;
   }
@@ -283,7 +285,7 @@ TEST_P(BTreeTest, FreedTreePagesBeyondTheStackJoinTheList) {
 TEST_P(BTreeTest, RandomOperationsAgreeWithAModel) {
   TreeHarness h(options());
   std::map<std::string, std::string> model;
-  std::mt19937 rng(GetParam() == PageTableKind::kHash ? 1 : 2);
+  std::mt19937 rng(GetParam().page_table == PageTableKind::kHash ? 1 + GetParam().b2_threshold : 2);
   const std::size_t threshold = max_inline_payload(4096);
   auto random_key = [&] {
     const int i = static_cast<int>(rng() % 2500);
@@ -384,11 +386,7 @@ TEST_P(BTreeTest, ReopenFindsTheTreeOnThePageFile) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PageTables, BTreeTest,
-                         ::testing::Values(PageTableKind::kHash, PageTableKind::kSwizzle),
-                         [](const ::testing::TestParamInfo<PageTableKind>& param_info) {
-                           return std::string(buffer::page_table_name(param_info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Trees, BTreeTest, testing::kTreeKinds, testing::tree_kind_name);
 
 }  // namespace
 }  // namespace pmcached::engine::bptree

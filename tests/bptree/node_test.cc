@@ -435,5 +435,61 @@ TEST(MetaPageTest, FormatThenReadGivesTheFields) {
   EXPECT_EQ(MetaPage::read(page.data()).items, 7u);
 }
 
+// b2tree pages (an embedded tree, engine/b2tree): inserts, erases and replaces in random order
+// on keys with long shared prefixes, each change logged through PageChanges; after each change
+// every key is found at its place, absent keys get their lower bound, and every slot's head holds
+// the key bytes after the prefix its range shares (what btree_check verifies on whole trees).
+TEST(NodeTest, B2PagesFindEveryKeyThroughTheEmbeddedTree) {
+  for (const unsigned threshold : {1u, 4u, 32u}) {
+    TestPage page(16384);
+    page.writer().init(NodeKind::kLeaf, 0, threshold);
+    ASSERT_TRUE(page.replay_matches());
+    ASSERT_GT(page.node().tree_bytes(), 0u);
+    std::mt19937 rng(threshold);
+    const char* hosts[] = {"http://www.example.org/", "http://www.example.org/wiki/",
+                           "https://deb.debian.org/debian/pool/main/", "http://a/", "http://"};
+    auto random_key = [&] {
+      std::string key = hosts[rng() % 5];
+      const std::size_t tail = rng() % 12;
+      for (std::size_t i = 0; i < tail; ++i) key += static_cast<char>("abz/._\x01\xff"[rng() % 8]);
+      return key;
+    };
+    std::map<std::string, std::string> model;
+    for (int step = 0; step < 600; ++step) {
+      const std::string key = random_key();
+      NodeWriter w = page.writer();
+      const SearchResult r = w.search(key);
+      ASSERT_EQ(r.found, model.count(key) == 1) << key;
+      if (r.found && rng() % 3 == 0) {
+        w.erase(r.index);
+        model.erase(key);
+      } else if (r.found) {
+        const std::string value(rng() % 40, 'v');
+        if (w.replace_payload(r.index, bytes_of(value), 0)) model[key] = value;  // else: full
+      } else if (w.fits(entry_size(false, key.size(), 20))) {
+        ASSERT_TRUE(w.insert(r.index, key, bytes_of(std::string(20, 'p'))));
+        model[key] = std::string(20, 'p');
+      }
+      ASSERT_TRUE(page.replay_matches()) << "step " << step;
+      const Node n = page.node();
+      ASSERT_EQ(n.count(), model.size());
+      std::size_t i = 0;
+      for (const auto& [k, v] : model) {
+        ASSERT_EQ(n.key(i), k);
+        ASSERT_EQ(string_of(n.payload(i)), v);
+        ASSERT_EQ(n.slot(i).head, key_head(k, n.slot_skip(i))) << "slot " << i;
+        const SearchResult found = n.search(k);
+        ASSERT_TRUE(found.found && found.index == i) << "step " << step << " key " << k;
+        ++i;
+      }
+      const std::string absent = random_key() + "~";
+      const auto lower = model.lower_bound(absent);
+      const SearchResult r2 = n.search(absent);
+      EXPECT_EQ(r2.index, static_cast<std::size_t>(std::distance(model.begin(), lower))) << absent;
+    }
+    EXPECT_GT(tree_rebuilds().count, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace pmcached::engine::bptree

@@ -285,9 +285,10 @@ TEST(OptionsTest, PagedEngineFlags) {
   EXPECT_EQ(defaults.buffer_pool_mb, 0u);  // -m's value
   EXPECT_EQ(defaults.page_table, "hash");
   EXPECT_EQ(defaults.eviction, "clock");
-  const Options o = parse_ok({"--page-file", "/tmp/x.pages", "--page-size", "4096",
-                              "--buffer-pool-mb", "8", "--page-table", "swizzle", "--eviction",
-                              "car", "--page-file-mb", "100", "--log-mb", "16"});
+  const Options o =
+      parse_ok({"--page-file", "/tmp/x.pages", "--page-size", "4096", "--buffer-pool-mb", "8",
+                "--page-table", "swizzle", "--eviction", "car", "--page-file-mb", "100", "--log-mb",
+                "16", "--b2-threshold", "8"});
   EXPECT_EQ(o.page_file, "/tmp/x.pages");
   EXPECT_EQ(o.page_size, 4096u);
   EXPECT_EQ(o.buffer_pool_mb, 8u);
@@ -295,6 +296,8 @@ TEST(OptionsTest, PagedEngineFlags) {
   EXPECT_EQ(o.eviction, "car");
   EXPECT_EQ(o.page_file_mb, 100u);
   EXPECT_EQ(o.log_mb, 16u);
+  EXPECT_EQ(o.b2_threshold, 8u);
+  EXPECT_EQ(defaults.b2_threshold, 32u);
 }
 
 TEST(OptionsTest, BadPagedEngineFlagsAreOneLineErrors) {
@@ -306,6 +309,7 @@ TEST(OptionsTest, BadPagedEngineFlagsAreOneLineErrors) {
   expect_error({"--buffer-pool-mb", "0"}, "--buffer-pool-mb: 0 is not in");
   expect_error({"--page-file-mb", "x"}, "--page-file-mb: 'x' is not a number");
   expect_error({"--page-file", ""}, "--page-file: the path is empty");
+  expect_error({"--b2-threshold", "0"}, "--b2-threshold: 0 is not in [1 - 1024]");
 }
 
 }  // namespace
