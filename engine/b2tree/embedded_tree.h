@@ -72,7 +72,8 @@ using KeyAt = std::function<std::string_view(std::size_t)>;
 // span node, else a decision node splitting at the middle key's byte (searching both ways for the
 // more even split). Every range a lookup can land in is non-empty at build time except where a
 // decision boundary makes one empty. Deterministic: the same keys give the same bytes.
-BuildResult build(const KeyAt& key, std::size_t count, unsigned threshold, std::span<std::byte> out);
+BuildResult build(const KeyAt& key, std::size_t count, unsigned threshold,
+                  std::span<std::byte> out);
 
 // The range for `key` in a page with `slot_count` slots. Invariant for a region built over the
 // page's keys and kept up to date by the adjustments below: the first slot whose key is >= `key`
