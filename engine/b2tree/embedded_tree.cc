@@ -5,20 +5,24 @@
 //   [2, 4)        u16 root           offset of the root node (= 4 + 2R as built)
 //   [4, 4 + 2R)   u16 bound[R]       exclusive upper slot bound of each range; range r is
 //                                    [r == 0 ? 0 : bound[r-1], bound[r])
-//   [root, size)  the nodes in pre-order: every child lies after its parent (offsets only grow).
+//   [root, size)  the nodes in pre-order, back to back: every child lies after its parent
+//                 (offsets only grow, so a walk over any bytes ends).
 //
-// Nodes (a one-byte header; bit 7 tells the kind):
+// Nodes, each with a one-byte header:
 //   span      0b0LLLLLLL, then L (0..127) bytes; its only child follows directly. Longer common
 //             prefixes are chains of spans.
-//   decision  0b1000NNNN, then N (0..kMaxSeparators) separator bytes, then N + 1 u16 payloads.
-//             A key byte b goes to the first child whose separator >= b, to the last child when b
-//             is above them all; a key that has ended (no byte at the depth) to the first child.
-//             A payload with bit 15 set is a range index (bits 0..14), else the offset of a child
-//             node (> the node's own offset). A decision with N = 0 is the terminal node that
-//             follows a span whose subtree is one range.
-// A decision node of 8 separators is 27 bytes, one with a single separator 6 bytes; a decision
-// plus an empty span (seed 004 §3.5's x) at most 28. Tagging each payload rather than the whole
-// node saves a 3-byte terminal node and a hop wherever a decision mixes ranges and subtrees.
+//   decision  0b1F00NNNN, then N (0..kMaxSeparators) separator bytes. A key byte b goes to the
+//             first child whose separator >= b, to the last child when b is above them all; a key
+//             that has ended (no byte at the depth) to the first child.
+//     leaf    (F = 1) then one u16: the first child's range; child i is that range + i.
+//     inner   (F = 0) then N + 1 u16 payloads: with bit 15 set a range index (bits 0..14), else
+//             the offset of a child node (greater than the node's own offset).
+//   A leaf decision with N = 0 is the terminal that follows a span over a single range.
+// Sizes: a leaf decision is N + 3 bytes, so a range costs 3 bytes (separator, bound) plus its
+// share of a node header; an inner decision is 3N + 3 (at most 48); a decision plus an empty
+// span (seed 004 §3.5's x) at most 49. Ranges get no span of their own (only subtrees that split
+// further do): a leaf span would cost its bytes plus a terminal and would turn compact leaf
+// decisions into inner ones (the space test shows the difference: 0.5% of a page or 1%).
 #include "engine/b2tree/embedded_tree.h"
 
 #include <algorithm>
@@ -29,9 +33,11 @@ namespace pmcached::engine::b2tree {
 namespace {
 
 constexpr std::size_t kHeaderBytes = 4;
-constexpr unsigned kMaxSeparators = 8;  // a decision node stays within half a cache line
+constexpr unsigned kMaxSeparators = 15;  // a decision node stays within a cache line
 constexpr unsigned kMaxSpan = 127;
 constexpr std::uint8_t kDecisionFlag = 0x80;
+constexpr std::uint8_t kLeafFlag = 0x40;
+constexpr std::uint8_t kCountMask = 0x0F;
 constexpr std::uint16_t kRangeTag = 0x8000;
 // Offsets and range indexes are 15 bits: the region is at most this long.
 constexpr std::size_t kMaxRegion = 0x7FFF;
@@ -73,8 +79,7 @@ RangeHit finish(std::span<const std::byte> region, const Header& h, std::size_t 
   const std::size_t limit = std::min<std::size_t>(slot_count, 0xFFFF);
   const std::size_t end = std::min<std::size_t>(load16(region, kHeaderBytes + 2 * range), limit);
   const std::size_t begin =
-      range == 0 ? 0
-                 : std::min<std::size_t>(load16(region, kHeaderBytes + 2 * (range - 1)), end);
+      range == 0 ? 0 : std::min<std::size_t>(load16(region, kHeaderBytes + 2 * (range - 1)), end);
   return {static_cast<std::uint16_t>(range), static_cast<std::uint16_t>(begin),
           static_cast<std::uint16_t>(end), skip};
 }
@@ -84,13 +89,29 @@ struct Decision {
   std::size_t separators;  // offset of the first separator
   std::size_t payloads;    // offset of the first payload
   unsigned count;          // separators
+  bool leaf;               // one u16 payload: the first child's range
+  std::size_t end() const { return payloads + (leaf ? 2 : 2 * (count + 1)); }
 };
 
 bool read_decision(std::span<const std::byte> region, std::size_t pos, Decision& d) noexcept {
-  const unsigned n = byte_at(region, pos) & 0x7F;
-  if (n > kMaxSeparators) return false;
-  d = {pos + 1, pos + 1 + n, n};
-  return d.payloads + 2 * (n + 1) <= region.size();
+  const std::uint8_t header = byte_at(region, pos);
+  if ((header & 0x30) != 0) return false;  // reserved bits
+  const unsigned n = header & kCountMask;
+  d = {pos + 1, pos + 1 + n, n, (header & kLeafFlag) != 0};
+  return d.end() <= region.size();
+}
+
+// Where child `i` of a decision node leads: a range (true, `value` = its index) or a node
+// (false, `value` = its offset).
+bool follow(std::span<const std::byte> region, const Decision& d, unsigned i,
+            std::size_t& value) noexcept {
+  if (d.leaf) {
+    value = std::size_t{load16(region, d.payloads)} + i;
+    return true;
+  }
+  const std::uint16_t p = load16(region, d.payloads + 2 * i);
+  value = p & ~kRangeTag;
+  return (p & kRangeTag) != 0;
 }
 
 // MinimumLeaf / MaximumLeaf (seed 004 Algorithm 1): the first or last range under `pos`.
@@ -104,10 +125,11 @@ RangeHit extreme_leaf(std::span<const std::byte> region, const Header& h, std::s
     }
     Decision d;
     if (!read_decision(region, pos, d)) break;
-    const std::uint16_t p = load16(region, d.payloads + 2 * (maximum ? d.count : 0));
-    if (p & kRangeTag) return finish(region, h, p & ~kRangeTag, kNoSkip, slot_count);
-    if (p <= pos) break;
-    pos = p;
+    std::size_t next;
+    if (follow(region, d, maximum ? d.count : 0, next))
+      return finish(region, h, next, kNoSkip, slot_count);
+    if (next <= pos) break;
+    pos = next;
   }
   return whole_page(slot_count);
 }
@@ -176,10 +198,13 @@ class Builder {
     return std::max(left, 0) < right;
   }
 
-  // The split of [a, b) at the middle key's byte, searching both ways for the more even one;
-  // 0 if the keys cannot be told apart at this depth.
+  // The split of [a, b) at the byte of the key at its middle (or, for a part of more than two
+  // thresholds, at a multiple of the threshold, so that parts fill up), searching both ways for
+  // the split nearer to it; 0 if no byte at this depth tells the keys apart.
   std::size_t split(std::size_t a, std::size_t b, std::size_t depth) const {
-    const std::size_t mid = a + (b - a) / 2;
+    const std::size_t parts = (b - a + threshold_ - 1) / threshold_;
+    const std::size_t target = a + (b - a) * (parts / 2) / std::max<std::size_t>(parts, 1);
+    const std::size_t mid = std::clamp(target, a + 1, b - 1);
     const int v = byte_of(mid, depth);
     std::size_t lower = mid, upper = mid + 1;
     while (lower > a && byte_of(lower - 1, depth) == v) --lower;
@@ -190,50 +215,30 @@ class Builder {
     return lower_ok ? lower : upper_ok ? upper : 0;
   }
 
+  // Do keys [lo, hi) at `depth` become one range (no node)?
+  bool leaf(std::size_t lo, std::size_t hi, std::size_t depth) const {
+    if (hi - lo <= threshold_) return true;
+    if (spans_ && common(lo, hi, depth) > 0) return false;
+    return split(lo, hi, depth) == 0;
+  }
+
   std::uint16_t new_range(std::size_t hi, std::size_t depth) {
     ends_.push_back(static_cast<std::uint16_t>(hi));
     skips_.push_back(static_cast<std::uint16_t>(depth));
-    return static_cast<std::uint16_t>(kRangeTag | (ends_.size() - 1));
+    return static_cast<std::uint16_t>(ends_.size() - 1);
   }
 
-  bool is_leaf(std::size_t lo, std::size_t hi, std::size_t depth) const {
-    return hi - lo <= threshold_ || split(lo, hi, depth) == 0;
+  void push16(std::uint16_t v) {
+    const std::size_t at = nodes_.size();
+    nodes_.resize(at + 2);
+    std::memcpy(nodes_.data() + at, &v, 2);
   }
 
-  void put16(std::size_t at, std::uint16_t v) { std::memcpy(nodes_.data() + at, &v, 2); }
-
-  // The payload that leads to keys [lo, hi) at `depth`: a range, or a node written now.
-  std::uint16_t child(std::size_t lo, std::size_t hi, std::size_t depth) {
-    const bool span = spans_ && hi - lo >= 2 && common(lo, hi, depth) > 0;
-    if (!span && is_leaf(lo, hi, depth)) return new_range(hi, depth);
-    const auto at = static_cast<std::uint16_t>(nodes_.size());
-    emit_node(lo, hi, depth);
-    return at;
-  }
-
-  void emit_node(std::size_t lo, std::size_t hi, std::size_t depth) {
-    if (over()) return;  // the caller retries coarser; stop early
-    if (hi - lo >= 2 && spans_) {  // a range of one key gains nothing from a span
-      std::size_t span = common(lo, hi, depth);
-      while (span > 0) {
-        const std::size_t n = std::min<std::size_t>(span, kMaxSpan);
-        nodes_.push_back(static_cast<std::uint8_t>(n));
-        const std::string_view k = keys_[lo];
-        nodes_.insert(nodes_.end(), k.begin() + depth, k.begin() + depth + n);
-        depth += n;
-        span -= n;
-      }
-    }
-    if (lo == hi || is_leaf(lo, hi, depth)) {
-      nodes_.push_back(kDecisionFlag);
-      const std::size_t at = nodes_.size();
-      nodes_.resize(at + 2);
-      put16(at, new_range(hi, depth));
-      return;
-    }
-    // Parts of the node: split the largest splittable part above the threshold until full.
-    std::vector<std::size_t> cuts = {lo, hi};  // part i is [cuts[i], cuts[i+1])
-    std::vector<bool> fixed = {false};         // part i cannot be split further
+  // The parts of a decision node over [lo, hi): split the largest splittable part above the
+  // threshold until the node is full. Part i is [cuts[i], cuts[i+1]).
+  std::vector<std::size_t> parts(std::size_t lo, std::size_t hi, std::size_t depth) const {
+    std::vector<std::size_t> cuts = {lo, hi};
+    std::vector<bool> fixed = {false};  // part i cannot be split at this depth
     while (cuts.size() - 1 < kMaxSeparators + 1) {
       std::size_t best = cuts.size();
       for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
@@ -251,20 +256,54 @@ class Builder {
       cuts.insert(cuts.begin() + static_cast<std::ptrdiff_t>(best) + 1, m);
       fixed.insert(fixed.begin() + static_cast<std::ptrdiff_t>(best) + 1, false);
     }
+    return cuts;
+  }
+
+  // Writes the subtree over keys [lo, hi) at `depth`: its span, then a decision node (or the
+  // terminal of a single range), then the children's subtrees.
+  void emit_node(std::size_t lo, std::size_t hi, std::size_t depth) {
+    if (over()) return;            // the caller retries coarser; stop early
+    if (hi - lo >= 2 && spans_) {  // a range of one key gains nothing from a span
+      std::size_t span = common(lo, hi, depth);
+      while (span > 0) {
+        const std::size_t n = std::min<std::size_t>(span, kMaxSpan);
+        nodes_.push_back(static_cast<std::uint8_t>(n));
+        const std::string_view k = keys_[lo];
+        nodes_.insert(nodes_.end(), k.begin() + depth, k.begin() + depth + n);
+        depth += n;
+        span -= n;
+      }
+    }
+    const std::vector<std::size_t> cuts =
+        hi - lo <= threshold_ ? std::vector<std::size_t>{lo, hi} : parts(lo, hi, depth);
     const std::size_t n = cuts.size() - 2;
-    nodes_.push_back(static_cast<std::uint8_t>(kDecisionFlag | n));
+    bool all_leaves = true;
+    for (std::size_t i = 0; i <= n && all_leaves; ++i)
+      all_leaves = n == 0 || leaf(cuts[i], cuts[i + 1], depth);
+    nodes_.push_back(static_cast<std::uint8_t>(kDecisionFlag | (all_leaves ? kLeafFlag : 0) | n));
     for (std::size_t i = 1; i <= n; ++i) {
       // The last byte on the left, or (an ended key alone there) just below the first right one.
       const int left = byte_of(cuts[i] - 1, depth);
       nodes_.push_back(static_cast<std::uint8_t>(left >= 0 ? left : byte_of(cuts[i], depth) - 1));
     }
+    if (all_leaves) {
+      push16(static_cast<std::uint16_t>(ends_.size()));
+      for (std::size_t i = 0; i <= n; ++i) new_range(cuts[i + 1], depth);
+      return;
+    }
     const std::size_t payloads = nodes_.size();
     nodes_.resize(payloads + 2 * (n + 1));
     for (std::size_t i = 0; i <= n; ++i) {
-      const std::size_t before = nodes_.size();
-      const std::uint16_t p = child(cuts[i], cuts[i + 1], depth);
-      if (!(p & kRangeTag) && nodes_.size() > before) child_offsets_.push_back(payloads + 2 * i);
-      put16(payloads + 2 * i, p);
+      std::uint16_t p;
+      if (leaf(cuts[i], cuts[i + 1], depth)) {
+        p = static_cast<std::uint16_t>(kRangeTag | new_range(cuts[i + 1], depth));
+      } else {
+        p = static_cast<std::uint16_t>(nodes_.size());  // relative until write()
+        child_offsets_.push_back(payloads + 2 * i);
+        emit_node(cuts[i], cuts[i + 1], depth);
+      }
+      std::memcpy(nodes_.data() + payloads + 2 * i, &p, 2);
+      if (over()) return;
     }
   }
 
@@ -336,14 +375,14 @@ RangeHit lookup(std::span<const std::byte> region, std::string_view key,
       const auto k = static_cast<std::uint8_t>(key[depth]);
       while (child < d.count && byte_at(region, d.separators + child) < k) ++child;
     }
-    const std::uint16_t p = load16(region, d.payloads + 2 * child);
-    if (p & kRangeTag) {
-      return finish(region, h, p & ~kRangeTag,
+    std::size_t next;
+    if (follow(region, d, child, next)) {
+      return finish(region, h, next,
                     static_cast<std::uint16_t>(std::min<std::size_t>(depth, kNoSkip - 1)),
                     slot_count);
     }
-    if (p <= pos) break;
-    pos = p;
+    if (next <= pos) break;
+    pos = next;
   }
   return whole_page(slot_count);
 }
@@ -396,7 +435,7 @@ TreeShape shape(std::span<const std::byte> region) noexcept {
     Decision d;
     if (!read_decision(region, pos, d)) break;
     ++s.decision_nodes;
-    pos = d.payloads + 2 * (d.count + 1);
+    pos = d.end();
   }
   return s;
 }

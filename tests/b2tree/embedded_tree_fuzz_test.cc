@@ -39,9 +39,9 @@ std::vector<std::byte> random_region(std::mt19937& rng) {
     for (std::size_t i = root; i < r.size(); ++i) {
       switch (rng() % 5) {
         case 0: r[i] = static_cast<std::byte>(0x80 | rng() % 10); break;  // decision
-        case 1: r[i] = static_cast<std::byte>(rng() % 4); break;           // short span
-        case 2: r[i] = static_cast<std::byte>(rng() % r.size()); break;     // an offset
-        case 3: r[i] = static_cast<std::byte>(0x80); break;                 // a range tag byte
+        case 1: r[i] = static_cast<std::byte>(rng() % 4); break;          // short span
+        case 2: r[i] = static_cast<std::byte>(rng() % r.size()); break;   // an offset
+        case 3: r[i] = static_cast<std::byte>(0x80); break;               // a range tag byte
         default: break;
       }
     }
@@ -78,8 +78,7 @@ TEST(EmbeddedTreeFuzzTest, LookupOnAnyBytesStaysInsideAndReturnsBoundsWithinTheS
   std::size_t deep = 0;  // lookups answered with a range rather than the whole page
   for (int n = 0; n < kRegions; ++n) {
     // An exactly-sized heap copy: any read past the end is an ASan error.
-    const std::vector<std::byte> made =
-        n % 3 == 0 ? random_region(rng) : mutated_region(rng, pool);
+    const std::vector<std::byte> made = n % 3 == 0 ? random_region(rng) : mutated_region(rng, pool);
     const std::unique_ptr<std::byte[]> heap(new std::byte[made.size()]);
     std::copy(made.begin(), made.end(), heap.get());
     const std::span<const std::byte> region(heap.get(), made.size());

@@ -21,8 +21,8 @@
 namespace pmcached::engine::b2tree {
 namespace {
 
-using testing::Built;
 using testing::build_exact;
+using testing::Built;
 using testing::check_lookup;
 using testing::Keys;
 
@@ -129,14 +129,15 @@ TEST_P(EmbeddedTreeTest, ShapeRangeArrayAndRangeOfSlotDescribeTheBuild) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    KeySetsAndThresholds, EmbeddedTreeTest,
-    ::testing::Combine(::testing::Values("Urls", "Words", "RandomBytes", "Prefixes", "OneKey",
-                                         "TwoKeys", "NoKeys"),
-                       ::testing::Values(1u, 2u, 8u, 32u, 128u)),
-    [](const auto& param_info) {
-      return std::get<0>(param_info.param) + "_" + std::to_string(std::get<1>(param_info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(KeySetsAndThresholds, EmbeddedTreeTest,
+                         ::testing::Combine(::testing::Values("Urls", "Words", "RandomBytes",
+                                                              "Prefixes", "OneKey", "TwoKeys",
+                                                              "NoKeys"),
+                                            ::testing::Values(1u, 2u, 8u, 32u, 128u)),
+                         [](const auto& param_info) {
+                           return std::get<0>(param_info.param) + "_" +
+                                  std::to_string(std::get<1>(param_info.param));
+                         });
 
 TEST(EmbeddedTreeTest, SharedPrefixIsOneSpanNodeWithVirtualEdgesAroundIt) {
   const Keys keys = {"user:1", "user:2", "user:3"};
@@ -146,7 +147,7 @@ TEST(EmbeddedTreeTest, SharedPrefixIsOneSpanNodeWithVirtualEdgesAroundIt) {
   EXPECT_EQ(s.span_nodes, 1u);
   EXPECT_EQ(s.span_bytes, 5u);
   EXPECT_EQ(check_lookup(t.region, keys, "user:25").skip, 5);
-  EXPECT_EQ(check_lookup(t.region, keys, "user:").skip, 5);  // ends with the span: matched
+  EXPECT_EQ(check_lookup(t.region, keys, "user:").skip, 5);       // ends with the span: matched
   EXPECT_EQ(check_lookup(t.region, keys, "user").skip, kNoSkip);  // ends inside: minimum edge
   EXPECT_EQ(check_lookup(t.region, keys, "a").skip, kNoSkip);
   EXPECT_EQ(check_lookup(t.region, keys, "usez").skip, kNoSkip);  // maximum edge
@@ -163,8 +164,8 @@ TEST(EmbeddedTreeTest, SmallBudgetGivesACoarserButCorrectTree) {
   const std::size_t full = build_exact(keys, 8).result.bytes;
   const Keys absent = absent_keys(Keys(keys.begin(), keys.begin() + 50), 9);
   std::size_t previous_ranges = 0;
-  for (const std::size_t budget : {std::size_t{9}, std::size_t{40}, std::size_t{100},
-                                   std::size_t{300}, full / 2, full}) {
+  for (const std::size_t budget :
+       {std::size_t{9}, std::size_t{40}, std::size_t{100}, std::size_t{300}, full / 2, full}) {
     SCOPED_TRACE(budget);
     const Built t = build_exact(keys, 8, budget);
     ASSERT_GT(t.result.bytes, 0u);
@@ -202,8 +203,8 @@ TEST(EmbeddedTreeTest, InsertsAndErasesThroughTheRangeArrayKeepTheInvariant) {
     SCOPED_TRACE(set);
     std::mt19937 rng(7);
     const Keys& all = key_set(set);
-    Keys keys(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
-                                             all.size(), 200)));
+    Keys keys(all.begin(),
+              all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(all.size(), 200)));
     Built t = build_exact(keys, 16);
     const auto store = [&](std::size_t offset, std::uint16_t v) {
       std::memcpy(t.region.data() + offset, &v, 2);
@@ -232,7 +233,8 @@ TEST(EmbeddedTreeTest, InsertsAndErasesThroughTheRangeArrayKeepTheInvariant) {
         const RangeHit h = check_lookup(t.region, keys, k);
         ASSERT_NE(h.skip, kNoSkip);
       }
-      for (int i = 0; i < 20; ++i) check_lookup(t.region, keys, candidates[rng() % candidates.size()]);
+      for (int i = 0; i < 20; ++i)
+        check_lookup(t.region, keys, candidates[rng() % candidates.size()]);
       if (::testing::Test::HasFailure()) return;
     }
     EXPECT_GT(inserts, 50u);

@@ -26,8 +26,8 @@ inline Keys sorted_unique(Keys keys) {
 
 // Pronounceable words from syllables: natural-looking text without a word list.
 inline std::string word(std::mt19937& rng) {
-  static const char* const kSyllables[] = {"ka", "lo", "mi", "ne", "tor", "ux", "bel", "sa",
-                                           "ri", "que", "da", "on", "ve", "st", "pa", "ing"};
+  static const char* const kSyllables[] = {"ka", "lo",  "mi", "ne", "tor", "ux", "bel", "sa",
+                                           "ri", "que", "da", "on", "ve",  "st", "pa",  "ing"};
   std::string w;
   const int n = 1 + static_cast<int>(rng() % 4);
   for (int i = 0; i < n; ++i) w += kSyllables[rng() % 16];
