@@ -45,7 +45,8 @@ struct RangeHit {
   std::uint16_t skip;
 };
 
-// What the builder made.
+// What the builder made. Leaf ranges carry no span of their own: a range's skip is the sum of the
+// spans above the decision node that made it (the bytes the tree confirms on the way).
 struct BuildResult {
   std::size_t bytes = 0;  // region bytes written (0: no tree fits in the budget)
   // Per range: the length of the prefix all of its keys share as the tree confirms it (the sum of
@@ -67,7 +68,10 @@ struct TreeShape {
 using KeyAt = std::function<std::string_view(std::size_t)>;
 
 // Builds the tree over `count` sorted keys into `out` (at most out.size() bytes) with ranges of
-// at most `threshold` keys where the budget allows (larger ones where it does not).
+// at most `threshold` keys where the budget allows (larger ones where it does not: the builder
+// doubles the threshold until the tree fits, at last one range with no span, 9 bytes; 0 bytes
+// only below that). A range also exceeds the threshold where only a \0 byte tells its keys apart
+// from a key that is their prefix (an ended key and a 0 byte go the same way).
 // Construction as seed 004 §3.1.1: the longest common prefix at the current depth becomes a
 // span node, else a decision node splitting at the middle key's byte (searching both ways for the
 // more even split). Every range a lookup can land in is non-empty at build time except where a
@@ -93,13 +97,20 @@ struct RangeArray {
 // Adjusts the range array after one slot was inserted into range `range` (every bound from
 // `range` on grows by one) or erased from it (shrinks by one). `store(offset, value)` is called for
 // each u16 changed, with its region offset.
+// Which range: for an insert, lookup(key).range, and only when that lookup's skip != kNoSkip: a
+// key that left the tree through a minimum or maximum edge does not share the prefix of the range
+// it lands in (nor could its slot take its infix after that range's skip), so the page must
+// rebuild the tree instead. Another range, even a neighbour at a boundary, can break the
+// invariant: a key put at the end of the range before its own hides from later keys of its own
+// range, and one put into a range beyond an empty range in between leaves that empty range
+// pointing before it. For an erase, range_of_slot(index).
 void after_insert(std::span<const std::byte> region, std::uint16_t range,
                   const std::function<void(std::size_t, std::uint16_t)>& store);
 void after_erase(std::span<const std::byte> region, std::uint16_t range,
                  const std::function<void(std::size_t, std::uint16_t)>& store);
 
-// The range holding slot `index` (the last range whose begin <= index; for an insert at a range
-// boundary, either neighbour is correct).
+// The range holding slot `index` (the last range whose begin <= index), for an erase. Not for an
+// insert at a range boundary: see after_insert.
 [[nodiscard]] std::uint16_t range_of_slot(std::span<const std::byte> region,
                                           std::size_t index) noexcept;
 
