@@ -1,5 +1,4 @@
 // BTree: erase, merges and rebalancing on underflow, root collapse.
-#include <cassert>
 #include <cstring>
 
 #include "engine/bptree/btree.h"
@@ -190,8 +189,7 @@ void BTree::rebalance(WriteContext& w, std::size_t level) {
   install_node(rc, right_page);
   NodeWriter p(pc);
   p.erase(jl);
-  [[maybe_unused]] const bool ok = p.insert(jl, sep, child_bytes(left.id));
-  assert(ok);
+  must(p.insert(jl, sep, child_bytes(left.id)), "a borrow's separator");
   borrows_.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -51,6 +53,16 @@ struct Entry {
   std::span<const std::byte> payload;
   std::uint16_t flags = 0;
 };
+
+// A page change the tree's room accounting guaranteed (an insert that must fit): if it ever
+// fails, the process stops before the transaction commits, so nothing half-done becomes durable,
+// rather than losing a record silently in a release build.
+inline void must(bool ok, const char* what) noexcept {
+  if (ok) return;
+  std::fprintf(stderr, "bptree: %s did not fit its page; stopping before the change commits\n",
+               what);
+  std::abort();
+}
 
 // A zeroed, 8-aligned scratch page.
 class ScratchPage {

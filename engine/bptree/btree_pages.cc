@@ -1,7 +1,6 @@
 // BTree: page allocation and freeing through the meta page, overflow chains, node building, and
 // patch.
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 
 #include "engine/bptree/btree.h"
@@ -17,9 +16,8 @@ void build_node(ScratchPage& scratch, NodeKind kind, unsigned level, std::span<c
   NodeWriter node(changes);
   node.init(kind, level);
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    [[maybe_unused]] const bool fits =
-        node.insert(i, entries[i].key, entries[i].payload, entries[i].flags);
-    assert(fits);
+    must(node.insert(i, entries[i].key, entries[i].payload, entries[i].flags),
+         "a built node's entry");
   }
   node.set_link(link);
   node.enable_tree(b2_threshold);  // built once over all the entries

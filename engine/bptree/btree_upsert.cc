@@ -71,13 +71,11 @@ WriteStatus BTree::upsert_optimistic(MiniTransaction& txn, std::string_view key,
   NodeWriter node(modify(w, leaf));
   if (p.old_big) std::memcpy(old_ref, node.payload(p.at.index).data(), kOverflowRefSize);
   if (p.at.found) {
-    [[maybe_unused]] const bool ok = node.replace_payload(p.at.index, payload, flags);
-    assert(ok);
+    must(node.replace_payload(p.at.index, payload, flags), "a replaced record");
     if (p.old_big) free_overflow(w, old_ref);
     return WriteStatus::kReplaced;
   }
-  [[maybe_unused]] const bool ok = node.insert(p.at.index, key, payload, flags);
-  assert(ok);
+  must(node.insert(p.at.index, key, payload, flags), "an inserted record");
   add_items(w, 1);
   return WriteStatus::kInserted;
 }
@@ -134,9 +132,9 @@ WriteStatus BTree::upsert_pessimistic(MiniTransaction& txn, std::string_view key
     split_leaf(w, key, payload, flags);
   } else {
     NodeWriter node(modify(w, leaf));
-    [[maybe_unused]] const bool ok = p.at.found ? node.replace_payload(p.at.index, payload, flags)
-                                                : node.insert(p.at.index, key, payload, flags);
-    assert(ok);
+    must(p.at.found ? node.replace_payload(p.at.index, payload, flags)
+                    : node.insert(p.at.index, key, payload, flags),
+         "a written record");
   }
   if (p.old_big) free_overflow(w, old_ref);
   if (p.at.found) return WriteStatus::kReplaced;

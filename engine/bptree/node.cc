@@ -147,9 +147,9 @@ void NodeWriter::enable_tree(unsigned b2_threshold) noexcept {
   rebuild_tree();
 }
 
-void NodeWriter::count_tree_change() noexcept {
-  const unsigned changes = tree_changes() + 1;
-  if (changes >= std::max(tree_threshold(), 1u)) {
+void NodeWriter::count_tree_change(bool may_rebuild) noexcept {
+  const unsigned changes = std::min(tree_changes() + 1, 0xFFFFu);
+  if (may_rebuild && changes >= std::max(tree_threshold(), 1u)) {
     rebuild_tree();
   } else {
     changes_.store(kSlotsOffset, static_cast<std::uint16_t>(changes));
@@ -225,7 +225,9 @@ void NodeWriter::erase(std::size_t index) noexcept {
   if (const std::span<const std::byte> t = tree(); !t.empty()) {
     b2tree::after_erase(t, b2tree::range_of_slot(t, index), tree_store(changes_));
   }
-  count_tree_change();
+  // No rebuild here: a rebuilt tree may take more room, and callers count on the room an erase
+  // frees (replace_payload and a merge's separator swap insert right after it).
+  count_tree_change(/*may_rebuild=*/false);
 }
 
 bool NodeWriter::replace_payload(std::size_t index, std::span<const std::byte> payload,

@@ -271,8 +271,9 @@ class NodeWriter : public Node {
   void set_fragmented(std::size_t n) noexcept {
     changes_.store(kFragmentedOffset, static_cast<std::uint32_t>(n));
   }
-  // b2tree pages: counts a change; rebuilds the tree when they reach the threshold.
-  void count_tree_change() noexcept;
+  // b2tree pages: counts a change; rebuilds the tree when they reach the threshold and
+  // `may_rebuild` (after an insert, which has taken its room already).
+  void count_tree_change(bool may_rebuild = true) noexcept;
 
   PageChanges& changes_;
 };
