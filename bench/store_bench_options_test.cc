@@ -48,9 +48,7 @@ TEST(EngineSpec, RefusesUnknownEngineOptionsOfVolatileEnginesAndBadThresholds) {
 
 class KeyFile : public ::testing::Test {
  protected:
-  void write(const std::string& bytes) {
-    std::ofstream(path_, std::ios::binary) << bytes;
-  }
+  void write(const std::string& bytes) { std::ofstream(path_, std::ios::binary) << bytes; }
   void TearDown() override { std::remove(path_.c_str()); }
   std::string path_ = ::testing::TempDir() + "key_file_test." + std::to_string(::getpid());
 };
@@ -70,10 +68,9 @@ TEST_F(KeyFile, LimitTakesTheFirstKeys) {
 }
 
 TEST_F(KeyFile, RefusesKeysMemcachedCannotCarry) {
-  for (const std::string& bad : {std::string("a\n\nb\n"), std::string("a b\n"),
-                                 std::string("a\r\n"), std::string("a\x7f\n"),
-                                 std::string(251, 'k') + "\n", std::string("x\ny\nx\n"),
-                                 std::string("")}) {
+  for (const std::string& bad :
+       {std::string("a\n\nb\n"), std::string("a b\n"), std::string("a\r\n"), std::string("a\x7f\n"),
+        std::string(251, 'k') + "\n", std::string("x\ny\nx\n"), std::string("")}) {
     write(bad);
     EXPECT_THROW((void)read_key_file(path_), std::runtime_error) << bad;
   }
