@@ -395,16 +395,9 @@ std::string file_system_of(const std::string& dir) {
   return best_type;
 }
 
-int bench(Options o) {
-  std::vector<std::string> keys(o.key_file.empty() ? o.n : 0);
-  if (!o.key_file.empty()) {
-    try {
-      keys = read_key_file(o.key_file, o.n_given ? o.n : 0);
-    } catch (const std::exception& error) {
-      fail(error.what());
-    }
-    o.n = keys.size();
-  }
+// The --keys format's N keys.
+std::vector<std::string> generated_keys(const Options& o) {
+  std::vector<std::string> keys(o.n);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (o.keys == "text") {
       char key[32];
@@ -416,6 +409,21 @@ int bench(Options o) {
       for (int b = 7; b >= 0; --b, v >>= 8) k[static_cast<std::size_t>(b)] = static_cast<char>(v);
       keys[i] = k;
     }
+  }
+  return keys;
+}
+
+int bench(Options o) {
+  std::vector<std::string> keys;
+  if (o.key_file.empty()) {
+    keys = generated_keys(o);
+  } else {
+    try {
+      keys = read_key_file(o.key_file, o.n_given ? o.n : 0);
+    } catch (const std::exception& error) {
+      fail(error.what());
+    }
+    o.n = keys.size();
   }
   std::vector<std::uint32_t> load_order(o.n);
   for (std::size_t i = 0; i < o.n; ++i) load_order[i] = static_cast<std::uint32_t>(i);

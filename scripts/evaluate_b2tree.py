@@ -28,6 +28,7 @@ import argparse
 import csv
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,8 @@ class Runner:
         self.results, self.work, self.m = results, work, MODES[mode]
         self.rows, self.stats = [], []
         self.commands = []
+        with open(os.path.join(results, "b2tree_keysets.csv"), newline="") as f:
+            self.mean_length = {r["set"]: float(r["mean_length"]) for r in csv.DictReader(f)}
 
     def store_bench(self, experiment, key_set, engines, page_size, extra=(), pool=100):
         csv_path = os.path.join(self.work, "run.csv")
@@ -102,6 +105,10 @@ class Runner:
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode not in (0, 3):  # 3: not fully resident, recorded from the misses
             sys.exit(f"store_bench failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+        # store_bench must have run on the set's keys (their mean length as make-keysets said).
+        said = re.search(r"\.keys, mean ([0-9.]+) B", out.stdout)
+        if not said or abs(float(said.group(1)) - self.mean_length[key_set]) > 0.1:
+            sys.exit(f"store_bench did not run on {key_set}.keys:\n{out.stdout[:2000]}")
         # The key sets' and CSVs' temporary directory shown as $TMP.
         self.commands.append(" ".join(c.replace(self.work, "$TMP") if c.startswith(self.work)
                                       else os.path.relpath(c) if os.path.isabs(c) else c
