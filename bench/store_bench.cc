@@ -18,7 +18,14 @@
 //   store_bench [--engines dram,wort,bptree:hash,bptree:swizzle] [--n N] [--value-size B]
 //               [--keys text|be64|random] [--gets G] [--burst B] [--threads 1,2]
 //               [--repetitions R] [--dir DIR] [--buffer-pool-mb M] [--page-size B]
-//               [--eviction P] [--seed S] [--csv FILE]
+//               [--eviction P] [--seed S] [--csv FILE] [--key-file FILE]
+//               [--buffer-pool-percent P] [--stats-csv FILE]
+// Engines: "engine[:hash|:swizzle][:tN]", a paged engine's page table and b2tree's threshold N
+// (e.g. b2tree:hash:t16). --key-file FILE: the keys (one per line, scripts/make-keysets.py) instead
+// of generated ones, all of them or the first --n. --buffer-pool-percent P: each paged store is
+// loaded with the pool above, closed (a checkpoint) and reopened with a pool of P% of the pages
+// it then uses (at least the engine's minimum of frames), so that GETs miss for P < 100; the
+// residency check and exit status 3 then apply only for P >= 100.
 // Key formats: text "key%08d" (0..N-1) and be64 (8-byte big-endian 1..N) are what clients use,
 // and both share their first 4 bytes across all keys; random (8-byte big-endian, a bijective mix
 // of 1..N, so distinct) differs in the first bytes, which shows what key-prefix comparisons cost.
@@ -44,6 +51,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/engine_spec.h"
+#include "bench/key_file.h"
 #include "bench/list_option.h"
 #include "bench/machine_info.h"
 #include "bench/spread.h"
@@ -55,26 +64,25 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// "dram", "wort", "bptree:hash", "bptree:swizzle": an engine and, for a paged one, its page table.
-struct EngineSpec {
-  std::string label, engine;
-  buffer::PageTableKind page_table = buffer::PageTableKind::kHash;
-  bool paged = false;
-};
-
 struct Options {
   std::vector<EngineSpec> engines;
   std::size_t n = 200000, value_size = 100, gets = 1000000, burst = 50000;
-  std::string keys = "text";  // text, be64 or random
+  std::string keys = "text";  // text, be64 or random; ignored with key_file
+  std::string key_file;       // keys from this file (scripts/make-keysets.py), the first n
+  bool n_given = false;
   std::vector<unsigned> threads;
   unsigned repetitions = 5;
   std::string dir = "/dev/shm";
   std::size_t buffer_pool_mb = 0;  // 0: sized from N
+  // > 0: after the load the store is reopened with a pool of this share of the pages in use.
+  double buffer_pool_percent = 0;
   std::size_t page_size = buffer::kDefaultPageSize;
   buffer::EvictionKind eviction = buffer::EvictionKind::kClock;
   std::uint64_t seed = 18;
-  std::string csv;
+  std::string csv, stats_csv;
 };
+
+using Stats = std::map<std::string, std::string>;
 
 // One engine in one repetition.
 struct Run {
@@ -86,10 +94,10 @@ struct Run {
   // Paged engines only (nullopt otherwise).
   std::optional<std::uint64_t> misses_after_warmup, misses_during_gets, log_units_during_gets;
   std::optional<std::uint64_t> frames, pages_in_use;
+  std::optional<std::uint64_t> pages_after_load;  // with --buffer-pool-percent
   std::string direct_io = "n/a";
+  Stats stats;  // the engine's `stats engine` after the GETs
 };
-
-using Stats = std::map<std::string, std::string>;
 
 Stats stats_of(const engine::Store& store) {
   Stats out;
@@ -190,16 +198,41 @@ std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-const char* key_description(const std::string& keys) {
-  if (keys == "text") return "\"key%08d\", 11 B";
-  if (keys == "be64") return "8-byte big-endian 1..N";
+std::string key_description(const Options& o, const std::vector<std::string>& keys) {
+  if (!o.key_file.empty()) {
+    std::size_t bytes = 0, longest = 0;
+    for (const std::string& k : keys) {
+      bytes += k.size();
+      longest = std::max(longest, k.size());
+    }
+    char text[64];
+    std::snprintf(text, sizeof text, ", mean %.1f B, max %zu B",
+                  static_cast<double>(bytes) / static_cast<double>(keys.size()), longest);
+    return "from " + o.key_file + text;
+  }
+  if (o.keys == "text") return "\"key%08d\", 11 B";
+  if (o.keys == "be64") return "8-byte big-endian 1..N";
   return "8-byte big-endian, random (mixed 1..N)";
+}
+
+// The label of the key set in the CSV: the key file's name without its directory and extension.
+std::string key_label(const Options& o) {
+  if (o.key_file.empty()) return o.keys;
+  std::string stem = std::filesystem::path(o.key_file).stem().string();
+  for (char& c : stem) c = c == ',' ? '_' : c;
+  return stem;
 }
 
 std::size_t buffer_pool_bytes(const Options& o) {
   // About 170 bytes per item in a leaf (record, slot) at half-full pages is ~350; 512 leaves room.
   if (o.buffer_pool_mb != 0) return o.buffer_pool_mb << 20;
   return o.n * 512 + (32u << 20);
+}
+
+// P% of `pages` pages (at least one), in bytes; the engine may raise it to its minimum.
+std::size_t pool_bytes_for_percent(std::uint64_t pages, double percent, std::size_t page_size) {
+  const auto frames = static_cast<std::uint64_t>(static_cast<double>(pages) * percent / 100.0);
+  return static_cast<std::size_t>(std::max<std::uint64_t>(frames, 1)) * page_size;
 }
 
 // One engine's store during a repetition.
@@ -222,23 +255,26 @@ Subject open_and_load(const EngineSpec& spec, const Options& o,
   std::filesystem::remove(s.pool_path);
   std::filesystem::remove(s.page_file);
 
-  engine::StoreConfig config;
-  config.engine = spec.engine;
-  config.pool_path = s.pool_path;
-  config.pool_bytes = o.n * 512 + (128u << 20);  // items and index (wort), the redo log (bptree)
-  config.options.memory_limit_bytes = o.n * 512 + (64u << 20);  // dram: nothing is evicted
-  config.paged.page_file = s.page_file;
-  config.paged.page_size = o.page_size;
-  config.paged.buffer_pool_bytes = buffer_pool_bytes(o);
-  config.paged.page_file_bytes = std::max<std::uint64_t>(1ull << 30, 4 * buffer_pool_bytes(o));
-  config.paged.page_table = spec.page_table;
-  config.paged.eviction = o.eviction;
-  try {
-    s.db = engine::open_store(std::move(config), clock);
-  } catch (const std::exception& error) {
-    fail(spec.label + ": " + error.what());
-  }
-  engine::Store& store = s.db->store();
+  const auto open = [&](std::size_t pool_bytes) {
+    engine::StoreConfig config;
+    config.engine = spec.engine;
+    config.pool_path = s.pool_path;
+    config.pool_bytes = o.n * 512 + (128u << 20);  // items and index (wort), the log (bptree)
+    config.options.memory_limit_bytes = o.n * 512 + (64u << 20);  // dram: nothing is evicted
+    config.paged.page_file = s.page_file;
+    config.paged.page_size = o.page_size;
+    config.paged.buffer_pool_bytes = pool_bytes;
+    config.paged.page_file_bytes = std::max<std::uint64_t>(1ull << 30, 4 * buffer_pool_bytes(o));
+    config.paged.page_table = spec.page_table;
+    config.paged.eviction = o.eviction;
+    if (spec.b2_threshold) config.paged.b2_threshold = *spec.b2_threshold;
+    try {
+      s.db = engine::open_store(std::move(config), clock);
+    } catch (const std::exception& error) {
+      fail(spec.label + ": " + error.what());
+    }
+  };
+  open(buffer_pool_bytes(o));
 
   std::string value(o.value_size, 'v');
   engine::StoreRequest set;
@@ -249,22 +285,31 @@ Subject open_and_load(const EngineSpec& spec, const Options& o,
     value[0] = static_cast<char>('a' + i % 26);
     set.key = keys[i];
     set.value = value;
-    if (store.store(set).status != engine::StoreStatus::kStored) {
+    if (s.db->store().store(set).status != engine::StoreStatus::kStored) {
       fail(spec.label + ": SET of key " + std::to_string(i) + " was not stored");
     }
   }
   s.run.set_ns = (thread_cpu_ns() - cpu_started) / static_cast<double>(keys.size());
   s.run.set_wall_ns = ns_between(started, SteadyClock::now()) / static_cast<double>(keys.size());
 
+  // A smaller pool: a clean close (a checkpoint) and a reopen with P% of the pages in use.
+  if (spec.paged && o.buffer_pool_percent > 0) {
+    s.run.pages_after_load = number(stats_of(s.db->store()), "pages_in_use");
+    if (!s.run.pages_after_load) fail(spec.label + ": no pages_in_use in its stats");
+    s.db->close();
+    s.db.reset();
+    open(pool_bytes_for_percent(*s.run.pages_after_load, o.buffer_pool_percent, o.page_size));
+  }
+
   // Warm-up: every key once, in key-index order.
   std::size_t warm_misses = 0;
   engine::GetRequest get;
   for (const std::string& key : keys) {
     get.key = key;
-    warm_misses += store.get(get, nullptr).status != engine::StoreStatus::kHit;
+    warm_misses += s.db->store().get(get, nullptr).status != engine::StoreStatus::kHit;
   }
   if (warm_misses != 0) fail(spec.label + ": " + std::to_string(warm_misses) + " keys missing");
-  s.before = stats_of(store);
+  s.before = stats_of(s.db->store());
   return s;
 }
 
@@ -272,6 +317,7 @@ Subject open_and_load(const EngineSpec& spec, const Options& o,
 void finish(Subject& s) {
   const Stats after = stats_of(s.db->store());
   Run& out = s.run;
+  out.stats = after;
   if (s.spec->paged) {
     out.misses_after_warmup = number(s.before, "buffer_misses");
     const auto misses = number(after, "buffer_misses");
@@ -349,9 +395,10 @@ std::string file_system_of(const std::string& dir) {
   return best_type;
 }
 
-int bench(const Options& o) {
+// The --keys format's N keys.
+std::vector<std::string> generated_keys(const Options& o) {
   std::vector<std::string> keys(o.n);
-  for (std::size_t i = 0; i < o.n; ++i) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
     if (o.keys == "text") {
       char key[32];
       std::snprintf(key, sizeof key, "key%08zu", i);
@@ -362,6 +409,21 @@ int bench(const Options& o) {
       for (int b = 7; b >= 0; --b, v >>= 8) k[static_cast<std::size_t>(b)] = static_cast<char>(v);
       keys[i] = k;
     }
+  }
+  return keys;
+}
+
+int bench(Options o) {
+  std::vector<std::string> keys;
+  if (o.key_file.empty()) {
+    keys = generated_keys(o);
+  } else {
+    try {
+      keys = read_key_file(o.key_file, o.n_given ? o.n : 0);
+    } catch (const std::exception& error) {
+      fail(error.what());
+    }
+    o.n = keys.size();
   }
   std::vector<std::uint32_t> load_order(o.n);
   for (std::size_t i = 0; i < o.n; ++i) load_order[i] = static_cast<std::uint32_t>(i);
@@ -386,12 +448,21 @@ int bench(const Options& o) {
       "warm-up GET of every key;\n#   then %zu GETs of random existing keys per thread with %s "
       "threads, the visitor copying the value,\n#   in rounds of %zu per thread per engine "
       "(all stores open, the order rotated each round, the same keys for every engine)\n",
-      o.n, key_description(o.keys), o.value_size, o.gets, threads_text.c_str(), o.burst);
-  std::printf(
-      "# paged engines: page %zu B, buffer pool %zu MiB (meant to hold all the data), eviction "
-      "%s\n",
-      o.page_size, buffer_pool_bytes(o) >> 20,
-      std::string(buffer::eviction_name(o.eviction)).c_str());
+      o.n, key_description(o, keys).c_str(), o.value_size, o.gets, threads_text.c_str(), o.burst);
+  if (o.buffer_pool_percent > 0) {
+    std::printf(
+        "# paged engines: page %zu B; loaded with a buffer pool of %zu MiB, then closed and "
+        "reopened with a pool of\n#   %g%% of the pages in use (at least the engine's minimum), "
+        "eviction %s\n",
+        o.page_size, buffer_pool_bytes(o) >> 20, o.buffer_pool_percent,
+        std::string(buffer::eviction_name(o.eviction)).c_str());
+  } else {
+    std::printf(
+        "# paged engines: page %zu B, buffer pool %zu MiB (meant to hold all the data), "
+        "eviction %s\n",
+        o.page_size, buffer_pool_bytes(o) >> 20,
+        std::string(buffer::eviction_name(o.eviction)).c_str());
+  }
   std::printf(
       "# repetitions: %u, fresh stores each, loaded in a rotated order; cells: median "
       "[min-max]; x dram: the ratio to dram\n#   in the same repetition. ns/op: CPU = the CPU "
@@ -407,7 +478,7 @@ int bench(const Options& o) {
     if (csv == nullptr) fail("cannot write " + o.csv);
     std::fprintf(csv,
                  "engine,rep,n,keys,value_size,phase,threads,ops,cpu_ns_per_op,wall_ns_per_op,"
-                 "mops,buffer_misses,log_units\n");
+                 "mops,buffer_misses,log_units,frames,pages_in_use,pool_percent\n");
   }
   auto cell = [](const std::optional<std::uint64_t>& v) {
     return v ? std::to_string(*v) : std::string("n/a");
@@ -430,22 +501,41 @@ int bench(const Options& o) {
                   cell(r.log_units_during_gets).c_str());
       std::fflush(stdout);
       if (csv != nullptr) {
-        const char* key_kind = o.keys.c_str();
-        std::fprintf(csv, "%s,%u,%zu,%s,%zu,set,1,%zu,%.1f,%.1f,%.4f,,\n", spec.label.c_str(), rep,
-                     o.n, key_kind, o.value_size, o.n, r.set_ns, r.set_wall_ns,
-                     1000.0 / r.set_wall_ns);
+        const std::string key_kind = key_label(o);
+        const std::string paged = r.frames ? cell(r.frames) + "," + cell(r.pages_in_use) : ",";
+        char percent[32] = "";
+        if (spec.paged) std::snprintf(percent, sizeof percent, "%g", o.buffer_pool_percent);
+        std::fprintf(csv, "%s,%u,%zu,%s,%zu,set,1,%zu,%.1f,%.1f,%.4f,,,%s,%s\n", spec.label.c_str(),
+                     rep, o.n, key_kind.c_str(), o.value_size, o.n, r.set_ns, r.set_wall_ns,
+                     1000.0 / r.set_wall_ns, paged.c_str(), percent);
         for (unsigned t : o.threads) {
-          std::fprintf(csv, "%s,%u,%zu,%s,%zu,get,%u,%zu,%.1f,%.1f,%.4f,%s,%s\n",
-                       spec.label.c_str(), rep, o.n, key_kind, o.value_size, t, o.gets * t,
+          std::fprintf(csv, "%s,%u,%zu,%s,%zu,get,%u,%zu,%.1f,%.1f,%.4f,%s,%s,%s,%s\n",
+                       spec.label.c_str(), rep, o.n, key_kind.c_str(), o.value_size, t, o.gets * t,
                        r.get_ns.at(t), r.get_wall_ns.at(t), r.get_mops.at(t),
                        r.misses_during_gets ? cell(r.misses_during_gets).c_str() : "",
-                       r.log_units_during_gets ? cell(r.log_units_during_gets).c_str() : "");
+                       r.log_units_during_gets ? cell(r.log_units_during_gets).c_str() : "",
+                       paged.c_str(), percent);
         }
         std::fflush(csv);
       }
     }
   }
   if (csv != nullptr) std::fclose(csv);
+  if (!o.stats_csv.empty()) {
+    std::ofstream out(o.stats_csv);
+    out << "engine,rep,stat,value\n";
+    for (const EngineSpec& spec : o.engines) {
+      const std::vector<Run>& rs = runs.at(spec.label);
+      for (std::size_t i = 0; i < rs.size(); ++i) {
+        for (const auto& [name, value] : rs[i].stats) {
+          if (value.find_first_of(",\"\n") == std::string::npos) {
+            out << spec.label << ',' << i + 1 << ',' << name << ',' << value << '\n';
+          }
+        }
+      }
+    }
+    if (!out) fail("cannot write " + o.stats_csv);
+  }
 
   // The summary: per engine and phase, the median [min-max] and the ratio to dram.
   const bool have_dram = runs.count("dram") != 0;
@@ -508,14 +598,22 @@ int bench(const Options& o) {
       warm = std::max(warm, r.misses_after_warmup.value_or(0));
     }
     const bool resident = misses == 0 && pages <= frames;
-    all_resident = all_resident && resident;
+    // Only a pool meant to hold everything must; a smaller one is meant to miss.
+    if (o.buffer_pool_percent == 0 || o.buffer_pool_percent >= 100) {
+      all_resident = all_resident && resident;
+    }
     resident_of[spec.label] = resident;
+    std::uint64_t gets = 0;
+    for (unsigned t : o.threads) gets += o.gets * t;
     std::printf(
-        "%s: %llu pages in use, %llu frames; buffer misses during the measured GETs: %llu, "
-        "after load and warm-up: %llu; log units during GETs: %llu; page file O_DIRECT: %s "
-        "(max over repetitions) -> %s\n",
+        "%s: %llu pages in use, %llu frames (%.1f%% of the pages); buffer misses during the "
+        "measured GETs: %llu (%.3f per GET), after load and warm-up: %llu; log units during GETs: "
+        "%llu; page file O_DIRECT: %s (max over repetitions) -> %s\n",
         spec.label.c_str(), static_cast<unsigned long long>(pages),
-        static_cast<unsigned long long>(frames), static_cast<unsigned long long>(misses),
+        static_cast<unsigned long long>(frames),
+        pages == 0 ? 0.0 : 100.0 * static_cast<double>(frames) / static_cast<double>(pages),
+        static_cast<unsigned long long>(misses),
+        static_cast<double>(misses) / static_cast<double>(gets),
         static_cast<unsigned long long>(warm), static_cast<unsigned long long>(units),
         runs.at(spec.label).front().direct_io.c_str(),
         resident ? "fully resident" : "NOT fully resident");
@@ -549,12 +647,18 @@ int main(int argc, char** argv) {
   bench::Options o;
   std::string engines = "dram,wort,bptree:hash,bptree:swizzle", threads = "1,2", eviction = "clock";
   app.add_option("--engines", engines,
-                 "engines; a paged one as engine:hash or engine:swizzle (page table)");
+                 "engines; a paged one as engine[:hash|:swizzle][:tN] (page table, b2tree "
+                 "threshold)");
   app.add_option("--n", o.n, "keys")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 31));
   app.add_option("--value-size", o.value_size, "value bytes")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 19));
   app.add_option("--keys", o.keys,
                  "text (\"key%08d\"), be64 (8-byte big-endian 1..N) or random (8 random bytes)");
+  app.add_option("--key-file", o.key_file,
+                 "keys from this file, one per line (scripts/make-keysets.py); --n: the first N");
+  app.add_option("--buffer-pool-percent", o.buffer_pool_percent,
+                 "reopen paged engines after the load with a pool of P% of the pages in use")
+      ->check(CLI::Range(0.001, 1000.0));
   app.add_option("--gets", o.gets, "measured GETs per thread")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32));
   app.add_option("--burst", o.burst, "GETs per thread before the next engine's turn")
@@ -569,6 +673,8 @@ int main(int argc, char** argv) {
   app.add_option("--eviction", eviction, "random, clock, gclock, car, lru");
   app.add_option("--seed", o.seed, "load order and GET key seed");
   app.add_option("--csv", o.csv, "write one row per engine, repetition and phase to this file");
+  app.add_option("--stats-csv", o.stats_csv,
+                 "write every engine's stats after the GETs (engine,rep,stat,value) to this file");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -593,32 +699,18 @@ int main(int argc, char** argv) {
     }
     o.threads.push_back(count);
   }
+  o.n_given = app.count("--n") != 0;
   for (const std::string& label : bench::split_list(engines)) {
-    bench::EngineSpec spec;
-    spec.label = label;
-    const std::size_t colon = label.find(':');
-    spec.engine = label.substr(0, colon);
-    const engine::EngineInfo* info = engine::find_engine(spec.engine);
-    if (info == nullptr) {
-      std::fprintf(stderr, "unknown engine '%s' (valid: %s)\n", spec.engine.c_str(),
-                   engine::engine_names().c_str());
+    try {
+      o.engines.push_back(bench::parse_engine_spec(label));
+    } catch (const std::invalid_argument& error) {
+      std::fprintf(stderr, "%s\n", error.what());
       return 2;
     }
-    spec.paged = static_cast<bool>(info->create_records);
-    if (colon != std::string::npos) {
-      const auto table = buffer::parse_page_table(label.substr(colon + 1));
-      if (!spec.paged || !table) {
-        std::fprintf(stderr, "'%s': only a paged engine takes a page table (hash, swizzle)\n",
-                     label.c_str());
-        return 2;
-      }
-      spec.page_table = *table;
-    }
-    o.engines.push_back(spec);
   }
   if (o.engines.empty() || o.threads.empty()) {
     std::fprintf(stderr, "nothing to run: give --engines and --threads\n");
     return 2;
   }
-  return bench::bench(o);
+  return bench::bench(std::move(o));
 }

@@ -15,8 +15,10 @@
 # Debian's memcached in the same invocation, the tail-latency matrix (dram, wort, artcow and
 # memcached, -t 1/2/4, pinned and unpinned), and the buffer benchmark (scripts/evaluate_buffer.py:
 # replacement-policy miss rates and eviction cost, fix cost hash vs swizzle, miss rates through
-# the real buffer manager; about 2 minutes, 1 with --quick), then writes docs/results/*.csv,
-# docs/results/*.png and docs/EVALUATION.md.
+# the real buffer manager; about 2 minutes, 1 with --quick), the B2-tree experiment
+# (scripts/evaluate_b2tree.py: the URL, title and Random key sets, b2tree against bptree, dram and
+# woart single-threaded, the threshold sweep, buffer pools at 50% and 10%), then writes
+# docs/results/*.csv, docs/results/*.png and docs/EVALUATION.md.
 set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
@@ -35,9 +37,12 @@ done
 scripts/install-deps.sh
 build_dir="$(scripts/build.sh --type Release --dir build-bench --no-tests \
   --target pmcached --target index_bench --target mc_load --target buffer_bench \
+  --target store_bench \
   -- -DPMCACHED_BENCH=ON)"
 # Debian's python3 (with matplotlib), not whatever python3 comes first on PATH.
 /usr/bin/python3 scripts/evaluate.py --mode "$mode" --build "$build_dir" --results docs/results
 /usr/bin/python3 scripts/evaluate_buffer.py --mode "$mode" --build "$build_dir" \
+  --results docs/results
+/usr/bin/python3 scripts/evaluate_b2tree.py --mode "$mode" --build "$build_dir" \
   --results docs/results
 /usr/bin/python3 scripts/evaluate_report.py --results docs/results --report docs/EVALUATION.md

@@ -18,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import evaluate_b2tree  # noqa: E402
 import evaluate_buffer  # noqa: E402
 import evaluate_seed as seed  # noqa: E402
 
@@ -512,6 +513,7 @@ def main():
     tail_section(res, w)
     paged_section(res, w)
     evaluate_buffer.section(res, rel, w)
+    evaluate_b2tree.section(res, rel, w)
 
     # Our own bar: woart search at Sparse vs the dram B-tree
     woart = index.get("woart", "Sparse", "search_ns")

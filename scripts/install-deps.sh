@@ -11,6 +11,7 @@ PACKAGES=(
   libcli11-dev libabsl-dev
   memcached libmemcached-tools netcat-openbsd
   python3 python3-pymemcache python3-pytest python3-matplotlib
+  wamerican wbritish
 )
 
 missing=()
