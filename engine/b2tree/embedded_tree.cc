@@ -357,13 +357,17 @@ RangeHit lookup(std::span<const std::byte> region, std::string_view key,
     if ((header & kDecisionFlag) == 0) {
       const std::size_t span = header;
       if (pos + 1 + span >= region.size()) break;  // a span's child follows it
-      for (std::size_t i = 0; i < span; ++i) {
-        if (depth + i >= key.size())  // ended inside the span: below the subtree
-          return extreme_leaf(region, h, pos + 1 + span, false, slot_count);
-        const auto k = static_cast<std::uint8_t>(key[depth + i]);
-        const std::uint8_t s = byte_at(region, pos + 1 + i);
-        if (k != s) return extreme_leaf(region, h, pos + 1 + span, k > s, slot_count);
+      // One memcmp over the bytes the key has (spans of URL-like keys are tens of bytes); only
+      // on a difference does the first differing byte decide the edge.
+      const std::size_t have = depth < key.size() ? std::min(span, key.size() - depth) : 0;
+      if (std::memcmp(key.data() + depth, region.data() + pos + 1, have) != 0) {
+        std::size_t i = 0;
+        while (key[depth + i] == static_cast<char>(region[pos + 1 + i])) ++i;
+        const bool above = static_cast<std::uint8_t>(key[depth + i]) > byte_at(region, pos + 1 + i);
+        return extreme_leaf(region, h, pos + 1 + span, above, slot_count);
       }
+      if (have < span)  // ended inside the span: below the subtree
+        return extreme_leaf(region, h, pos + 1 + span, false, slot_count);
       depth += span;
       pos += 1 + span;
       continue;

@@ -149,7 +149,9 @@ void NodeWriter::enable_tree(unsigned b2_threshold) noexcept {
 
 void NodeWriter::count_tree_change(bool may_rebuild) noexcept {
   const unsigned changes = std::min(tree_changes() + 1, 0xFFFFu);
-  if (may_rebuild && changes >= std::max(tree_threshold(), 1u)) {
+  // Every `threshold` changes, or a quarter of the page's slots if that is more: a rebuild of a
+  // 64 KiB page of 600 keys takes ~7 us, and ranges that grew by a quarter still narrow well.
+  if (may_rebuild && changes >= std::max<std::size_t>(tree_threshold(), count() / 4)) {
     rebuild_tree();
   } else {
     changes_.store(kSlotsOffset, static_cast<std::uint16_t>(changes));
