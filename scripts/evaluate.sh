@@ -37,7 +37,7 @@ done
 scripts/install-deps.sh
 build_dir="$(scripts/build.sh --type Release --dir build-bench --no-tests \
   --target pmcached --target index_bench --target mc_load --target buffer_bench \
-  --target store_bench \
+  --target store_bench --target tree_bench \
   -- -DPMCACHED_BENCH=ON)"
 # Debian's python3 (with matplotlib), not whatever python3 comes first on PATH.
 /usr/bin/python3 scripts/evaluate.py --mode "$mode" --build "$build_dir" --results docs/results

@@ -7,8 +7,12 @@ docs/EVALUATION.md and its plots (evaluate_report.py calls it).
   evaluate_b2tree.py --mode quick|full|smoke --build BUILD_DIR --results DIR
                      [--engines b2tree,bptree,dram,woart]
 
-Experiments (store_bench, one thread, every engine of a run open at once and the GETs in rotated
-rounds, so the machine's noise falls on all alike):
+Experiments:
+  tree   bench/tree_bench: the trees alone (no store, no redo log, 8-byte payloads, seed 004
+         §4.3's measure), bptree and b2tree with thresholds 8/16/32/64/128, every key set and
+         page size, fully resident: lookup and insert ns and the embedded trees' size per page
+The rest through the store (store_bench, one thread, every engine of a run open at once and the
+GETs in rotated rounds, so the machine's noise falls on all alike):
   main   every engine on every key set, fully resident, at each page size of the mode (64 KiB,
          the seed's, first): GET and SET ns, GET Mops/s, buffer misses during GETs
   sweep  b2tree with thresholds 8/16/32/64/128 beside bptree, fully resident (first page size)
@@ -55,12 +59,14 @@ MODES = {
     # n keys per set, measured GETs, repetitions, page sizes (main), sets of the pool experiment,
     # GETs with a small pool (each miss reads a page: far slower), GETs for perf's two runs.
     "full": dict(n=1_000_000, gets=2_000_000, reps=3, page_sizes=(65536, 16384),
-                 pool_sets=SETS, pool_gets=200_000, instr_gets=(200_000, 1_200_000)),
+                 pool_sets=SETS, pool_gets=200_000, instr_gets=(200_000, 1_200_000),
+                 tree_lookups=2_000_000, tree_reps=5),
     "quick": dict(n=200_000, gets=500_000, reps=3, page_sizes=(65536, 16384),
-                  pool_sets=("url",), pool_gets=50_000, instr_gets=(100_000, 600_000)),
+                  pool_sets=("url",), pool_gets=50_000, instr_gets=(100_000, 600_000),
+                  tree_lookups=1_000_000, tree_reps=5),
     # Seconds, to check the pipeline; the numbers mean little.
     "smoke": dict(n=3000, gets=3000, reps=1, page_sizes=(65536,), pool_sets=("url",),
-                  pool_gets=1000, instr_gets=(1000, 3000)),
+                  pool_gets=1000, instr_gets=(1000, 3000), tree_lookups=3000, tree_reps=1),
 }
 
 
@@ -86,7 +92,8 @@ class Runner:
     def __init__(self, build, results, work, mode):
         self.bench = os.path.join(build, "bench", "store_bench")
         self.results, self.work, self.m = results, work, MODES[mode]
-        self.rows, self.stats = [], []
+        self.tree = os.path.join(build, "bench", "tree_bench")
+        self.rows, self.stats, self.tree_rows = [], [], []
         self.commands = []
         with open(os.path.join(results, "b2tree_keysets.csv"), newline="") as f:
             self.mean_length = {r["set"]: float(r["mean_length"]) for r in csv.DictReader(f)}
@@ -119,6 +126,18 @@ class Runner:
         with open(stats_path, newline="") as f:
             self.stats += [{**r, **extra_cols, "pool_percent": pool} for r in csv.DictReader(f)
                            if r["engine"].split(":")[0] in PAGED]
+
+    def tree_bench(self, key_set, page_size, thresholds):
+        csv_path = os.path.join(self.work, "tree.csv")
+        cmd = [self.tree, "--key-file", os.path.join(self.work, f"{key_set}.keys"),
+               "--page-size", str(page_size), "--thresholds", ",".join(map(str, thresholds)),
+               "--lookups", str(self.m["tree_lookups"]), "--repetitions",
+               str(self.m["tree_reps"]), "--csv", csv_path]
+        print(f"[evaluate_b2tree {time.strftime('%H:%M:%S')}] tree {key_set} "
+              f"{page_size // 1024} KiB: {' '.join(cmd)}", flush=True)
+        subprocess.run(cmd, check=True, capture_output=True)
+        with open(csv_path, newline="") as f:
+            self.tree_rows += [{**r, "key_set": key_set} for r in csv.DictReader(f)]
 
     def instructions(self, key_set, engine, page_size):
         """Instructions per GET from two perf runs that differ only in the GETs."""
@@ -170,6 +189,10 @@ def run(mode, build, results, wanted):
                         os.path.join(results, "b2tree_keysets.csv")], check=True)
         r = Runner(build, results, work, mode)
         main_page = m["page_sizes"][0]
+        tree_thresholds = [0] + (list(THRESHOLDS) if "b2tree" in engines else [])
+        for page_size in m["page_sizes"]:
+            for key_set in SETS:
+                r.tree_bench(key_set, page_size, tree_thresholds)
         for page_size in m["page_sizes"]:
             for key_set in SETS:
                 r.store_bench("main", key_set, engines, page_size)
@@ -194,6 +217,7 @@ def run(mode, build, results, wanted):
         shutil.rmtree(work, ignore_errors=True)
     write_csv(os.path.join(results, "b2tree_runs.csv"), r.rows)
     write_csv(os.path.join(results, "b2tree_stats.csv"), r.stats)
+    write_csv(os.path.join(results, "b2tree_tree.csv"), r.tree_rows)
     instr_path = os.path.join(results, "b2tree_instructions.csv")
     if instr:
         write_csv(instr_path, instr)
@@ -214,6 +238,7 @@ def run(mode, build, results, wanted):
                      ["kernel", platform.release()], ["build", f"Release ({build})"],
                      ["engines", ",".join(engines)], ["missing", ",".join(missing)],
                      ["n", m["n"]], ["gets", m["gets"]], ["pool_gets", m["pool_gets"]],
+                     ["tree_lookups", m["tree_lookups"]], ["tree_repetitions", m["tree_reps"]],
                      ["repetitions", m["reps"]],
                      ["page_sizes", ",".join(str(p) for p in m["page_sizes"])],
                      ["counters", "yes" if counters else "no"], ["counter_note", counter_note],
