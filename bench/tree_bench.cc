@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -167,18 +167,19 @@ int bench(const Options& o) {
   for (unsigned rep = 0; rep < o.repetitions; ++rep) {
     for (std::size_t j = 0; j < o.thresholds.size(); ++j) {
       const std::size_t t = (j + rep) % o.thresholds.size();  // rotated
-      runs[t].push_back(
-          measure(o, o.thresholds[t], keys, load_order, probes, static_cast<int>(t)));
+      runs[t].push_back(measure(o, o.thresholds[t], keys, load_order, probes, static_cast<int>(t)));
     }
   }
   // bptree (threshold 0) is the reference where it ran.
   const auto base = std::find(o.thresholds.begin(), o.thresholds.end(), 0u);
-  const std::vector<Run>* ref =
-      base == o.thresholds.end() ? nullptr : &runs[static_cast<std::size_t>(base - o.thresholds.begin())];
+  const std::vector<Run>* ref = base == o.thresholds.end()
+                                    ? nullptr
+                                    : &runs[static_cast<std::size_t>(base - o.thresholds.begin())];
   std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
   if (csv != nullptr) {
-    std::fprintf(csv, "tree,threshold,rep,keys,page_size,insert_ns,lookup_ns,pages,"
-                      "tree_bytes_mean,tree_bytes_max,ranges_mean\n");
+    std::fprintf(csv,
+                 "tree,threshold,rep,keys,page_size,insert_ns,lookup_ns,pages,"
+                 "tree_bytes_mean,tree_bytes_max,ranges_mean\n");
   }
   std::printf("\n%-14s %24s %24s %20s %20s %8s %22s %8s\n", "tree", "lookup ns", "insert ns",
               "lookup x bptree", "insert x bptree", "pages", "tree bytes mean/max", "ranges");
@@ -227,7 +228,8 @@ int main(int argc, char** argv) {
   app.add_option("--key-file", o.key_file, "keys, one per line (scripts/make-keysets.py)")
       ->required();
   app.add_option("--n", o.n, "use the first N keys (0: all)");
-  app.add_option("--page-size", o.page_size, "page size")->check(CLI::IsMember({4096, 8192, 16384, 32768, 65536}));
+  app.add_option("--page-size", o.page_size, "page size")
+      ->check(CLI::IsMember({4096, 8192, 16384, 32768, 65536}));
   app.add_option("--thresholds", thresholds, "0 = bptree, else b2tree's slots per range");
   app.add_option("--lookups", o.lookups, "random lookups per tree and repetition")
       ->check(CLI::PositiveNumber);
