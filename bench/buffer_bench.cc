@@ -32,6 +32,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/csv_file.h"
 #include "bench/fix_cost.h"
 #include "bench/list_option.h"
 #include "bench/machine_info.h"
@@ -74,14 +75,10 @@ int miss_rates(const Options& o) {
 
   std::FILE* csv = nullptr;
   if (!o.csv.empty()) {
-    csv = std::fopen(o.csv.c_str(), "w");
-    if (csv == nullptr) {
-      std::fprintf(stderr, "cannot write %s\n", o.csv.c_str());
-      return 2;
-    }
-    std::fprintf(csv,
-                 "workload,theta,pages,pool_pct,frames,policy,rep,references,misses,miss_rate,"
-                 "evictions,pick_ns,examined_per_eviction\n");
+    csv = open_csv(o.csv,
+                   "workload,theta,pages,pool_pct,frames,policy,rep,references,misses,miss_rate,"
+                   "evictions,pick_ns,examined_per_eviction\n");
+    if (csv == nullptr) return 2;
   }
   // (workload, pool index, policy) -> one value per repetition
   std::map<std::tuple<int, std::size_t, int>, std::vector<SimulatedRun>> runs;

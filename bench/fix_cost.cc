@@ -17,6 +17,7 @@
 #include <thread>
 #include <tuple>
 
+#include "bench/csv_file.h"
 #include "bench/scratch_dir.h"
 #include "bench/spread.h"
 #include "engine/buffer/buffer_manager.h"
@@ -332,15 +333,12 @@ int run_fix_cost(const FixCostOptions& o) {
 
   std::FILE* csv = nullptr;
   if (!o.csv.empty()) {
-    csv = std::fopen(o.csv.c_str(), "w");
-    if (csv == nullptr) {
-      std::fprintf(stderr, "cannot write %s\n", o.csv.c_str());
-      return 2;
-    }
-    std::fprintf(csv,
+    csv =
+        open_csv(o.csv,
                  "rep,threads,way,scope,levels,fanout,page_size,pages,policy,traversals,fixes,"
                  "ns_per_fix,elapsed_ns_per_fix,parallelism,hash_probes_per_fix,swizzled_fix_share,"
                  "misses,fix_retries\n");
+    if (csv == nullptr) return 2;
   }
   // (threads, scope, way) -> one value per repetition
   std::map<std::tuple<unsigned, int, int>, std::vector<double>> ns, probes, parallel;

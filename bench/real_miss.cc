@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench/csv_file.h"
 #include "bench/policy_simulation.h"
 #include "bench/scratch_dir.h"
 #include "engine/buffer/buffer_manager.h"
@@ -101,16 +102,12 @@ int run_real_miss(const RealMissOptions& o) {
 
   std::FILE* csv = nullptr;
   if (!o.csv.empty()) {
-    csv = std::fopen(o.csv.c_str(), "w");
-    if (csv == nullptr) {
-      std::fprintf(stderr, "cannot write %s\n", o.csv.c_str());
-      return 2;
-    }
-    std::fprintf(csv,
-                 "workload,theta,pages,pool_pct,frames,policy,references,real_misses,"
-                 "real_miss_rate,sim_misses,sim_miss_rate,real_evictions,sim_evictions,"
-                 "real_examined_per_eviction,sim_examined_per_eviction,real_ns_per_reference,"
-                 "direct_io\n");
+    csv = open_csv(o.csv,
+                   "workload,theta,pages,pool_pct,frames,policy,references,real_misses,"
+                   "real_miss_rate,sim_misses,sim_miss_rate,real_evictions,sim_evictions,"
+                   "real_examined_per_eviction,sim_examined_per_eviction,real_ns_per_reference,"
+                   "direct_io\n");
+    if (csv == nullptr) return 2;
   }
   int status = 0;
   std::printf("%8s %6s %8s %8s %14s %14s %12s %12s %14s\n", "workload", "pool%", "frames", "policy",

@@ -26,6 +26,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/csv_file.h"
 #include "bench/key_file.h"
 #include "bench/list_option.h"
 #include "bench/machine_info.h"
@@ -175,11 +176,12 @@ int bench(const Options& o) {
   const std::vector<Run>* ref = base == o.thresholds.end()
                                     ? nullptr
                                     : &runs[static_cast<std::size_t>(base - o.thresholds.begin())];
-  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
-  if (csv != nullptr) {
-    std::fprintf(csv,
-                 "tree,threshold,rep,keys,page_size,insert_ns,lookup_ns,pages,"
-                 "tree_bytes_mean,tree_bytes_max,ranges_mean\n");
+  std::FILE* csv = nullptr;
+  if (!o.csv.empty()) {
+    csv = open_csv(o.csv,
+                   "tree,threshold,rep,keys,page_size,insert_ns,lookup_ns,pages,"
+                   "tree_bytes_mean,tree_bytes_max,ranges_mean\n");
+    if (csv == nullptr) return 2;
   }
   std::printf("\n%-14s %24s %24s %20s %20s %8s %22s %8s\n", "tree", "lookup ns", "insert ns",
               "lookup x bptree", "insert x bptree", "pages", "tree bytes mean/max", "ranges");
