@@ -1,6 +1,5 @@
 """The "B2-tree" section of docs/EVALUATION.md from the CSVs of scripts/evaluate_b2tree.py:
 section(res, rel, w), called by evaluate_report.py (through evaluate_b2tree.section)."""
-import csv
 import os
 import re
 import statistics
@@ -10,25 +9,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from report_markdown import read, table, yes  # noqa: E402
+
 SETS = ("url", "title", "random")
 SET_NAMES = {"url": "URL", "title": "title", "random": "Random"}
 BARS = {"url": (1.6, False), "title": (1.6, False), "random": (1.0, True)}
 ORDER = ("b2tree", "bptree", "dram", "woart")
-
-
-def read(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def yes(flag):
-    return "**yes**" if flag else "**no**"
 
 
 def cell(values, digits):

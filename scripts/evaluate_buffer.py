@@ -25,6 +25,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from report_markdown import read, table, yes  # noqa: E402
+
 # The full mode's part 1 is buffer_bench's default grid (100,000 pages, 7 pool sizes, 3
 # repetitions: about 40 s here), its fix cost 5 repetitions of 400,000 traversals per thread and
 # scope (about 20 s), its real-miss runs the same streams through 10 real pools (about 40 s).
@@ -87,21 +89,6 @@ def run(mode, build, results):
 
 
 # --- the report ---
-
-
-def read(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def yes(flag):
-    return "**yes**" if flag else "**no**"
 
 
 def median(values):

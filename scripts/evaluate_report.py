@@ -7,7 +7,6 @@ Every table and plot sits beside seed 002's numbers where the seed gives numbers
 and every ordering the seed claims is checked against what was measured and reported as observed.
 """
 import argparse
-import csv
 import math
 import os
 import re
@@ -17,6 +16,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from report_markdown import read, table, yes  # noqa: E402
 
 import evaluate_b2tree  # noqa: E402
 import evaluate_buffer  # noqa: E402
@@ -44,11 +45,6 @@ FLUSH_DIFFERENCES = {
                         "zeroed and flushed whole (3 lines), where the seed wrote its nodes within "
                         "the lines it changed.",
 }
-
-
-def read(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def num(text):
@@ -132,18 +128,8 @@ def fmt(value, digits=1):
     return "n/a" if value is None else f"{value:,.{digits}f}"
 
 
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
 def ratio(value, base):
     return "n/a" if value is None or not base else f"{value / base:.2f}"
-
-
-def yes(flag):
-    return "**yes**" if flag else "**no**"
 
 
 def verdict(flag, why_not):
