@@ -3,13 +3,14 @@
 #
 #   scripts/measure-paged-recovery.sh [--items N] [--engine NAME] [--buffer-pool-mb MB]
 #                                     [--page-table hash|swizzle] [--eviction POLICY]
-#                                     [--log-mb MB] [--page-size BYTES] [--dir DIR]
+#                                     [--log-mb MB] [--page-size BYTES] [--b2-threshold N] [--dir DIR]
 #                                     [--pmcached-bin PATH] [--keep]
 #
 #   --items N            items to load (default 1000000): 16-byte keys, 100-byte values
 #   --engine NAME        a paged engine (default bptree)
 #   --buffer-pool-mb MB  the DRAM buffer pool (default 16: about a tenth of 1M items' pages)
-#   --page-table, --eviction, --log-mb, --page-size: passed on (defaults: the server's)
+#   --page-table, --eviction, --log-mb, --page-size, --b2-threshold: passed on (defaults: the
+#                        server's)
 #   --dir DIR            where the pool and page file go (default a new directory under ${TMPDIR:-/tmp})
 #   --pmcached-bin PATH  the pmcached to measure (default build/server/pmcached)
 #   --keep               keep the pool and page file afterwards
@@ -26,7 +27,7 @@ script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
-usage() { sed -n '4,16s/^# \{0,1\}//p' "$script" >&2; exit "${1:-2}"; }
+usage() { sed -n '4,17s/^# \{0,1\}//p' "$script" >&2; exit "${1:-2}"; }
 
 items=1000000
 engine="bptree"
@@ -38,7 +39,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --items) items="${2:?}"; shift 2 ;;
     --engine) engine="${2:?}"; shift 2 ;;
-    --buffer-pool-mb|--page-table|--eviction|--log-mb|--page-size)
+    --buffer-pool-mb|--page-table|--eviction|--log-mb|--page-size|--b2-threshold)
       flags+=("$1" "${2:?}"); shift 2 ;;
     --dir) dir="${2:?}"; shift 2 ;;
     --pmcached-bin) pmcached_bin="$(realpath "${2:?}")"; shift 2 ;;
