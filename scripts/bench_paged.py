@@ -51,7 +51,7 @@ import tempfile
 import time
 
 import loopback_server
-from bench_server import build_type
+from bench_server import build_type, int_list, positive_int
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMCACHED = "/usr/bin/memcached"
@@ -87,20 +87,6 @@ LOAD_LINE = re.compile(
 def fail(message, code=1):
     print(f"bench_paged: {message}", file=sys.stderr)
     sys.exit(code)
-
-
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
-    return value
-
-
-def int_list(text):
-    return [positive_int(part) for part in text.split(",")]
 
 
 def choice_list(choices):

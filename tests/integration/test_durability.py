@@ -301,11 +301,11 @@ def brief(state):
         f"{state[1][:12]!r}"
 
 
-def write_until_killed(server, connect, models, target, cap=20000):
-    """Runs one writer per model against `server` and SIGKILLs it once `target` writes have
-    been acknowledged. Returns the number acknowledged."""
+def write_until_killed(server, connect, models, target, cap=20000, writer=None):
+    """Runs one writer per model against `server` (a Writer, or the `writer` class given) and
+    SIGKILLs it once `target` writes have been acknowledged. Returns the number acknowledged."""
     shared = Shared(cap)
-    writers = [Writer(m, server.address, shared, connect) for m in models]
+    writers = [(writer or Writer)(m, server.address, shared, connect) for m in models]
     for w in writers:
         w.start()
     with shared.cond:
@@ -321,9 +321,10 @@ def write_until_killed(server, connect, models, target, cap=20000):
     return shared.acked
 
 
-def verify_models(server, conn, models):
-    """Checks every model key against the restarted server, settles the in-flight writes, and
-    checks the recovery counters. Returns a one-line summary."""
+def check_models(conn, models):
+    """Every model key as acknowledged (value, flags and sampled cas), the in-flight writes wholly
+    there or wholly absent (then settled), no key that was never written. Returns (keys present,
+    summary)."""
     problems, present, flying_n, applied = [], 0, 0, 0
     for m in models:
         keys = set(m.acked)
@@ -353,6 +354,13 @@ def verify_models(server, conn, models):
     summary = f"{present} items after restart, {sum(len(m.cas) for m in models)} cas " \
               f"checked, {flying_n} writes in flight of which {applied} applied"
     assert problems == [], f"{summary}; {len(problems)} problems, the first: {problems[:5]}"
+    return present, summary
+
+
+def verify_models(server, conn, models):
+    """Checks every model key against the restarted server (check_models), settles the in-flight
+    writes, and checks the recovery counters. Returns a one-line summary."""
+    present, summary = check_models(conn, models)
     s = stats(conn)
     assert (s["engine"], s["engine_persistent"]) == (server_engine(server), "yes")
     assert int(s["items_recovered"]) == present == recovered_count(server)

@@ -31,9 +31,10 @@ import time
 import pytest
 
 from test_durability import (  # noqa: F401 (pmcached_argv is a fixture)
-    ABSENT, BASE_SEED, CLEAN_OPEN, Model, PoolFile, Shared, Writer, assert_all_present, brief, call,
+    BASE_SEED, CLEAN_OPEN, Model, PoolFile, Writer, assert_all_present, call, check_models,
     fetch, pmcached_argv, read_values, recovered_count, stats, stop_cleanly, store_batch, store_cmd,
     ttl)
+from test_durability import write_until_killed as durability_write_until_killed
 
 ENGINES = os.environ.get("PMCACHED_PAGED_ENGINES", "bptree").replace(",", " ").split()
 MEMORY_MB = 8        # -m: a paged engine's default buffer pool, never a limit on the data
@@ -267,57 +268,8 @@ class PagedWriter(Writer):
 
 
 def write_until_killed(server, connect, models, target, cap=20000):
-    """test_durability.write_until_killed with PagedWriter: one writer per model, SIGKILL once
-    `target` writes have been acknowledged. Returns the number acknowledged."""
-    shared = Shared(cap)
-    writers = [PagedWriter(m, server.address, shared, connect) for m in models]
-    for w in writers:
-        w.start()
-    with shared.cond:
-        reached = shared.cond.wait_for(lambda: shared.acked >= target
-                                       or not any(w.is_alive() for w in writers), timeout=120)
-        shared.killed = True
-    server.kill()
-    for w in writers:
-        w.join(timeout=60)
-    assert not any(w.is_alive() for w in writers), "a writer hung after the kill"
-    assert [w.error for w in writers] == [None] * len(writers)
-    assert reached and shared.acked >= target, f"{shared.acked} < {target}"
-    return shared.acked
-
-
-def check_models(conn, models):
-    """Every model key as acknowledged (value, flags and sampled cas), the in-flight writes wholly
-    there or wholly absent (then settled), no key that was never written. Returns (keys present,
-    summary)."""
-    problems, present, flying_n, applied = [], 0, 0, 0
-    for m in models:
-        keys = set(m.acked)
-        never_written = [m.prefix + b"%d" % (m.next_key + i) for i in range(3)]
-        flying = m.in_flight[0] if m.in_flight else None
-        if flying is not None:
-            keys.add(flying)
-        got = fetch(conn, sorted(keys) + never_written, batch=50)
-        problems += [(key, "never written but present") for key in never_written if key in got]
-        for key in keys:
-            allowed = [m.acked.get(key, ABSENT)]
-            if key == flying:
-                allowed.append(m.in_flight[1])
-            actual = got[key][:2] if key in got else ABSENT
-            present += actual is not ABSENT
-            if actual not in allowed:
-                problems.append((key, "unexpected state", brief(actual),
-                                 [brief(a) for a in allowed]))
-            elif key in m.cas and key != flying and got[key][2] != m.cas[key]:
-                problems.append((key, "cas changed", m.cas[key], got[key][2]))
-            if key == flying:
-                flying_n += 1
-                applied += actual == m.in_flight[1]
-                m.resolve_in_flight(actual)
-    summary = f"{present} model items after restart, {sum(len(m.cas) for m in models)} cas " \
-              f"checked, {flying_n} writes in flight of which {applied} applied"
-    assert problems == [], f"{summary}; {len(problems)} problems, the first: {problems[:5]}"
-    return present, summary
+    """test_durability.write_until_killed with PagedWriter."""
+    return durability_write_until_killed(server, connect, models, target, cap, writer=PagedWriter)
 
 
 @pytest.mark.parametrize("trial", range(3))
