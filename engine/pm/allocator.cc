@@ -9,21 +9,34 @@
 //    header areas of its continuation chunks are zeroed and persisted, then its first header.
 //    So a free chunk's header area holds zeros or a stale single-chunk header (harmless: no
 //    reachable block), never a stale run that could claim chunks reassigned since.
+//  - High-water mark (a pool's allocator): no chunk at or above the persisted mark has ever held
+//    a header since the pool was formatted (a new pool file is all zeros). A header is written
+//    only below the mark: growing into new chunks reserves their file blocks, persists the
+//    raised mark, and only then writes a header. A crash between the two leaves chunks below
+//    the mark without a header, which are free. So rebuild reads only the headers below the
+//    mark and finds every one: restarts and empty pools touch no page of the unused heap.
 #include "engine/pm/allocator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <set>
 
 #include <xxhash.h>
 
+#include "engine/pm/pool.h"
+
 namespace pmcached::pm {
 namespace {
 
 constexpr std::uint32_t kChunkMagic = 0x4B4E4843;  // "CHNK"
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+// The high-water mark rises by at least this many chunks (4 MiB) at a time: one reservation and
+// one persisted store per step instead of per chunk.
+constexpr std::uint32_t kHighWaterStep = 16;
 
 struct ChunkHeader {
   std::uint32_t magic;
@@ -81,6 +94,13 @@ struct Allocator::Impl {
   std::uint64_t blocks_in_use = 0;
   std::uint64_t chunks_in_use = 0;
   std::uint64_t tick = 0;  // counts allocations; stamps chunks
+  // The high-water mark (see the file comment): `high_water` chunks from the heap's start may
+  // hold headers. Without a pool (or while a layout 1 pool's is not yet known) it is the whole
+  // heap and never persisted.
+  Pool* pool = nullptr;
+  std::uint64_t* high_water_field = nullptr;  // set while the persisted mark is trusted
+  std::uint32_t high_water = 0;
+  std::uint32_t headers_end = 0;  // a full rebuild: the end of the last chunk with a header
   mutable std::mutex mutex;
 
   Impl(PmRegion& r, std::uint64_t begin, std::uint64_t end)
@@ -90,7 +110,27 @@ struct Allocator::Impl {
           static_cast<std::uint32_t>((kChunkSize - kChunkHeaderSize) / size));
     }
     chunks.resize(heap_bytes / kChunkSize);
+    high_water = static_cast<std::uint32_t>(chunks.size());
     reset();
+  }
+
+  // Makes chunks [0, end) writable: reserves the file blocks of the chunks above the mark and
+  // persists the raised mark. False if the file system has no room for them.
+  bool grow_to(std::uint32_t end) noexcept {
+    if (end <= high_water || high_water_field == nullptr) return true;
+    const auto total = static_cast<std::uint32_t>(chunks.size());
+    std::uint32_t next = std::min(total, std::max(end, high_water + kHighWaterStep));
+    if (region.reserve(chunk_start(high_water), std::uint64_t{next - high_water} * kChunkSize) !=
+        0) {
+      next = end;  // perhaps the step did not fit but the chunks needed now do
+      if (region.reserve(chunk_start(high_water), std::uint64_t{next - high_water} * kChunkSize) !=
+          0) {
+        return false;
+      }
+    }
+    region.store_u64_persist(high_water_field, next);
+    high_water = next;
+    return true;
   }
 
   void reset() {
@@ -188,6 +228,7 @@ struct Allocator::Impl {
     if (partial_list(size_class, use).empty()) {
       if (free_chunks.empty()) return 0;
       const std::uint32_t index = *free_chunks.begin();
+      if (!grow_to(index + 1)) return 0;
       free_chunks.erase(free_chunks.begin());
       write_header(index, classes[size_class], 1);
       make_small(index, size_class);
@@ -231,7 +272,7 @@ struct Allocator::Impl {
       }
       if (length == run) break;
     }
-    if (length < run) return 0;
+    if (length < run || !grow_to(start + run)) return 0;
     write_header(start, static_cast<std::uint32_t>(usable), run);
     for (std::uint32_t i = start; i < start + run; ++i) {
       free_chunks.erase(i);
@@ -342,6 +383,18 @@ struct Allocator::Impl {
 Allocator::Allocator(PmRegion& region, std::uint64_t heap_begin, std::uint64_t heap_end)
     : impl_(std::make_unique<Impl>(region, heap_begin, heap_end)) {}
 
+Allocator::Allocator(Pool& pool)
+    : impl_(std::make_unique<Impl>(pool.region(), pool.heap_begin(), pool.heap_end())) {
+  impl_->pool = &pool;
+  if (pool.has_chunk_high_water()) {
+    impl_->high_water_field = pool.chunk_high_water_field();
+    const std::uint64_t mark =
+        std::atomic_ref<std::uint64_t>(*impl_->high_water_field).load(std::memory_order_acquire);
+    impl_->high_water =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(mark, impl_->high_water));
+  }
+}
+
 Allocator::~Allocator() = default;
 
 std::uint64_t Allocator::allocate(std::size_t size, BlockUse use) noexcept {
@@ -433,8 +486,14 @@ std::size_t Allocator::block_size(std::uint64_t offset) const noexcept {
 void Allocator::begin_rebuild() {
   std::lock_guard lock(impl_->mutex);
   impl_->reset();
-  const auto count = static_cast<std::uint32_t>(impl_->chunks.size());
-  for (std::uint32_t index = 0; index < count;) index += impl_->read_header(index);
+  // Below the mark only: chunks above it have no header (a full scan without a trusted mark).
+  const std::uint32_t count = impl_->high_water;
+  impl_->headers_end = 0;
+  for (std::uint32_t index = 0; index < count;) {
+    const std::uint32_t covered = impl_->read_header(index);
+    if (impl_->chunks[index].state != ChunkState::kFree) impl_->headers_end = index + covered;
+    index += covered;
+  }
 }
 
 bool Allocator::mark_reachable(std::uint64_t offset, BlockUse use) noexcept {
@@ -472,6 +531,14 @@ void Allocator::finish_rebuild() {
       index += run - 1;
     }
   }
+  // A layout 1 pool: the full scan found every header, so its end is a valid mark. Persisted
+  // before the pool says it has one (upgrade_layout), and trusted from now on.
+  if (m.pool != nullptr && m.high_water_field == nullptr) {
+    m.high_water_field = m.pool->chunk_high_water_field();
+    m.high_water = m.headers_end;
+    m.region.store_u64_persist(m.high_water_field, m.high_water);
+    m.pool->upgrade_layout();
+  }
 }
 
 AllocatorStats Allocator::stats() const noexcept {
@@ -482,6 +549,7 @@ AllocatorStats Allocator::stats() const noexcept {
   s.blocks_in_use = impl_->blocks_in_use;
   s.chunks_in_use = impl_->chunks_in_use;
   s.chunks_total = impl_->chunks.size();
+  s.chunks_high_water = impl_->high_water;
   return s;
 }
 

@@ -18,6 +18,12 @@
 // first one last, so block data is never read as a header. This layout is part of the pool's
 // layout version (pool.h); its history is in docs/LAYOUTS.md.
 //
+// High-water mark (an allocator over a Pool): the pool's superblock persists how many chunks from
+// the heap's start have ever been given a header; rebuild reads only those, and growing past the
+// mark first reserves the file's blocks (the pool file is sparse), so an empty or half-empty pool
+// costs memory, disk and start-up time for what it holds, not for its size. A layout 1 pool has
+// no mark: its first rebuild reads every header, then sets the mark and upgrades the pool.
+//
 // Volatile side data: every block has BlockLinks in DRAM (zeroed when its chunk gets a size class,
 // never persisted) for the owner to keep its blocks in lists, e.g. the store's recency order.
 //
@@ -59,7 +65,10 @@ struct AllocatorStats {
   std::uint64_t blocks_in_use = 0;
   std::uint64_t chunks_in_use = 0;
   std::uint64_t chunks_total = 0;
+  std::uint64_t chunks_high_water = 0;  // chunks below the high-water mark (all: no pool)
 };
+
+class Pool;
 
 class Allocator {
  public:
@@ -68,11 +77,16 @@ class Allocator {
   // On a heap that may already hold chunk headers (any reopened pool), run the rebuild
   // sequence below before the first allocate().
   Allocator(PmRegion& region, std::uint64_t heap_begin, std::uint64_t heap_end);
+  // Manages `pool`'s heap with its persistent high-water mark (see above). Every allocator of a
+  // pool must be made this way: one without the mark would write headers the next rebuild
+  // does not read.
+  explicit Allocator(Pool& pool);
   ~Allocator();
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
 
-  // A block of at least `size` bytes (contents undefined), or 0 when the heap is full.
+  // A block of at least `size` bytes (contents undefined), or 0 when the heap is full (or the
+  // pool's file system has no room for the chunks it would need).
   [[nodiscard]] std::uint64_t allocate(std::size_t size, BlockUse use = BlockUse::kItem) noexcept;
   // Returns a block; the caller guarantees nothing reachable refers to it any more.
   void free(std::uint64_t offset) noexcept;

@@ -33,6 +33,8 @@ struct Superblock {
   std::uint64_t cas_high_water;
   std::uint64_t flush_select;     // which flush_slot is current (0 or 1)
   std::int64_t flush_slot[2][2];  // {time, cas}
+  // Line 2 (layout 2): chunks of the heap below which every chunk header lies (allocator.h).
+  std::uint64_t chunk_high_water;
 };
 static_assert(offsetof(Superblock, layout_version) == 8);
 static_assert(offsetof(Superblock, pool_size) == 16);
@@ -43,13 +45,23 @@ static_assert(offsetof(Superblock, clean) == 72);
 static_assert(offsetof(Superblock, cas_high_water) == 80);
 static_assert(offsetof(Superblock, flush_select) == 88);
 static_assert(offsetof(Superblock, flush_slot) == 96);
-static_assert(sizeof(Superblock) == 128 && sizeof(Superblock) <= kSuperblockSize);
+static_assert(offsetof(Superblock, chunk_high_water) == 128);
+static_assert(sizeof(Superblock) == 136 && sizeof(Superblock) <= kSuperblockSize);
 constexpr std::size_t kChecksummedBytes = offsetof(Superblock, checksum);
 
 std::mutex g_flush_state_mutex;  // serialises writers of the double-buffered flush state
 
 std::uint64_t checksum_of(const Superblock& sb) noexcept {
   return XXH64(&sb, kChecksummedBytes, 0);
+}
+
+// The checksum `sb` had as a layout 1 superblock: a layout upgrade writes the version before
+// the checksum, so a crash between the two leaves this one.
+std::uint64_t checksum_as_layout_1(const Superblock& sb) noexcept {
+  Superblock old;
+  std::memcpy(static_cast<void*>(&old), &sb, sizeof(old));
+  old.layout_version = 1;
+  return checksum_of(old);
 }
 
 // The superblock that formatting writes before its magic: fields, and the checksum they will
@@ -122,6 +134,7 @@ std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::s
   const bool unformatted =
       is_unformatted(*superblock(*region), fresh_superblock(engine, region->size()));
   std::unique_ptr<Pool> pool(new Pool(std::move(region), unformatted));
+  pool->layout_version_ = kLayoutVersion;
   if (unformatted) {
     pool->format(engine);
   } else {
@@ -144,18 +157,26 @@ void Pool::format(std::string_view engine) {
   region_->persist(sb->magic, sizeof(kMagic));
 }
 
-void Pool::validate(std::string_view engine, std::string_view where) const {
+void Pool::validate(std::string_view engine, std::string_view where) {
   const Superblock& sb = *superblock(*region_);
   const std::string at(where);
   if (std::memcmp(sb.magic, kMagic, sizeof(kMagic)) != 0) {
     throw PoolError(at + " is not a pmcached pool");
   }
   // The version before the checksum: another layout version may checksum differently.
-  if (sb.layout_version != kLayoutVersion) {
+  if (sb.layout_version != kLayoutVersion && sb.layout_version != kOldestReadableLayout) {
     throw PoolError(at + " has layout version " + std::to_string(sb.layout_version) +
-                    ", this pmcached reads version " + std::to_string(kLayoutVersion));
+                    ", this pmcached reads versions " + std::to_string(kOldestReadableLayout) +
+                    " and " + std::to_string(kLayoutVersion));
   }
-  if (sb.checksum != checksum_of(sb)) throw PoolError(at + " superblock is corrupt");
+  layout_version_ = sb.layout_version;
+  if (sb.checksum != checksum_of(sb)) {
+    // An upgrade from layout 1 interrupted between its version and its checksum.
+    if (sb.layout_version != kLayoutVersion || sb.checksum != checksum_as_layout_1(sb)) {
+      throw PoolError(at + " superblock is corrupt");
+    }
+    layout_version_ = kOldestReadableLayout;
+  }
   const std::string_view name(sb.engine, strnlen(sb.engine, sizeof(sb.engine)));
   if (name != engine) {
     throw PoolError(at + " was created by engine '" + std::string(name) + "', not '" +
@@ -169,6 +190,25 @@ void Pool::validate(std::string_view engine, std::string_view where) const {
     throw PoolError(at + " is " + std::to_string(region_->size()) +
                     " bytes but its superblock says " + std::to_string(sb.pool_size));
   }
+}
+
+std::uint64_t* Pool::chunk_high_water_field() noexcept {
+  return &superblock(*region_)->chunk_high_water;
+}
+
+void Pool::upgrade_layout() noexcept {
+  if (layout_version_ == kLayoutVersion) return;
+  Superblock* sb = superblock(*region_);
+  // Version, then checksum: validate() reads a crash between them as layout 1 (the mark, written
+  // before this, is then ignored and set again).
+  Superblock next;
+  std::memcpy(static_cast<void*>(&next), sb, sizeof(next));
+  next.layout_version = kLayoutVersion;
+  std::uint64_t version_word = 0;  // layout_version and reserved: one aligned 8-byte word
+  std::memcpy(&version_word, &next.layout_version, sizeof(version_word));
+  region_->store_u64_persist(reinterpret_cast<std::uint64_t*>(&sb->layout_version), version_word);
+  region_->store_u64_persist(&sb->checksum, checksum_of(next));
+  layout_version_ = kLayoutVersion;
 }
 
 std::uint64_t Pool::root() const noexcept { return load(superblock(*region_)->root); }

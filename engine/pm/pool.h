@@ -1,6 +1,6 @@
 // Pool: one pool file (or in-memory region) with its superblock, for one persistent engine.
 //
-// Layout version 1:
+// Layout version 2:
 //   [0, 4096)       superblock (below)
 //   [4096, size)    heap, managed by the Allocator (chunks of item records and index nodes)
 // Superblock: magic "PMCACHED", layout version, pool size, engine name (the immutable part,
@@ -9,12 +9,15 @@
 // mark and the flush_all state. Bytes: [0,8) magic, [8,12) layout version, [16,24) pool size,
 // [24,56) engine name, [56,64) XXH64 of [0,56); line 1: root, clean flag, cas high-water,
 // flush_all selector, then two {time, cas} slots (the inactive slot is written and persisted,
-// then the selector flips: the pair changes atomically). Formatting persists everything but
+// then the selector flips: the pair changes atomically); line 2: the allocator's chunk
+// high-water mark ([128,136), see allocator.h). Formatting persists everything but
 // the magic, then the magic: a pool without magic whose every 8-byte word is zero or what
 // that format writes (a new or interrupted one) is formatted again; anything else is refused.
 //
 // Opening a pool made by another engine or layout version, or a truncated or corrupt one,
-// throws PoolError with a one-line message naming both sides, and changes nothing.
+// throws PoolError with a one-line message naming both sides, and changes nothing. A layout 1
+// pool (no high-water mark) is read; the allocator's first rebuild sets its mark and then
+// upgrade_layout() makes it layout 2, which a layout-1 pmcached refuses.
 // Layout history (of the superblock and of the heap's chunk headers): docs/LAYOUTS.md.
 //
 // Thread safety: set_*() may be called from any thread; each is one atomic persist.
@@ -36,7 +39,8 @@ class PoolError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr std::uint32_t kLayoutVersion = 2;
+inline constexpr std::uint32_t kOldestReadableLayout = 1;
 inline constexpr std::uint64_t kSuperblockSize = 4096;
 inline constexpr std::size_t kMinPoolSize = 4u << 20;
 
@@ -68,6 +72,15 @@ class Pool {
   [[nodiscard]] std::uint64_t flush_cas() const noexcept;
   void set_flush_state(std::int64_t time, std::uint64_t cas) noexcept;
 
+  // The allocator's persistent chunk high-water mark (allocator.h). Meaningful only when
+  // has_chunk_high_water(): a layout 1 pool has none until upgrade_layout().
+  [[nodiscard]] std::uint64_t* chunk_high_water_field() noexcept;
+  [[nodiscard]] bool has_chunk_high_water() const noexcept {
+    return layout_version_ == kLayoutVersion;
+  }
+  // Layout 1 -> 2, once the caller has persisted a valid high-water mark. No-op on layout 2.
+  void upgrade_layout() noexcept;
+
   // Start of a run: clears the clean-shutdown flag (persisted). Call it once the pool is
   // accepted (after recovery): open_file()/open_region() write nothing to an existing pool,
   // so a pool refused after them (e.g. a corrupt index) is left byte-identical.
@@ -81,11 +94,12 @@ class Pool {
   static std::unique_ptr<Pool> open_region(std::unique_ptr<PmRegion> region,
                                            std::string_view engine, const std::string& where);
   void format(std::string_view engine);
-  void validate(std::string_view engine, std::string_view where) const;
+  void validate(std::string_view engine, std::string_view where);
 
   std::unique_ptr<PmRegion> region_;
   bool created_;
   bool was_clean_ = false;
+  std::uint32_t layout_version_ = kLayoutVersion;  // as read (an interrupted upgrade reads 1)
 };
 
 }  // namespace pmcached::pm

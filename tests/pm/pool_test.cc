@@ -123,9 +123,10 @@ TEST_F(PoolFileTest, WrongEngineIsRefused) {
 
 TEST_F(PoolFileTest, WrongLayoutVersionIsRefused) {
   create();
-  const std::uint32_t version = 2;
+  const std::uint32_t version = 3;
   patch_file(path_, 8, &version, sizeof(version));
-  expect_refused("wort", "pool " + path_ + " has layout version 2, this pmcached reads version 1");
+  expect_refused("wort",
+                 "pool " + path_ + " has layout version 3, this pmcached reads versions 1 and 2");
 }
 
 TEST_F(PoolFileTest, BadMagicIsRefused) {
