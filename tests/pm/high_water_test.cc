@@ -52,8 +52,8 @@ std::unique_ptr<Allocator> rebuild(Pool& pool, std::set<std::uint64_t>* publishe
 void workload(Pool& pool, Allocator& allocator, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   for (std::size_t i = 0; i < kTableSlots && allocator.stats().chunks_in_use < 20; ++i) {
-    const std::size_t size = rng() % 8 == 0 ? kChunkSize + rng() % (2 * kChunkSize)
-                                            : 64u << (rng() % 10);
+    const std::size_t size =
+        rng() % 8 == 0 ? kChunkSize + rng() % (2 * kChunkSize) : 64u << (rng() % 10);
     const std::uint64_t offset = allocator.allocate(size);
     ASSERT_NE(offset, 0u);
     pool.region().store_u64_persist(slot(pool, i), offset);
