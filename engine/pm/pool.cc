@@ -1,4 +1,5 @@
-// Pool: the superblock of layout version 1 — formatting, validation and the run-time fields.
+// Pool: the superblock of layout version 2 (reads 1) — formatting, validation, the upgrade and the
+// run-time fields.
 #include "engine/pm/pool.h"
 
 #include <atomic>
