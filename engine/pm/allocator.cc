@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <set>
