@@ -43,6 +43,8 @@ enum class CommandKind : std::uint8_t {
   kMetaArithmetic,  // ma
   kMetaNoop,        // mn
   kMetaDebug,       // me
+  // Binary protocol only.
+  kNoop,  // NOOP
 };
 
 // One meta flag as sent: its letter and its token (empty if none), in request order.
@@ -88,6 +90,17 @@ struct MetaFlags {
   char mode = 0;  // M(token): ms E/A/P/R/S, ma I/+/D/-; 0 = default
 };
 
+// What a binary-protocol request adds to its Command (binary_parser.h): the reply's envelope
+// and the fields text commands do not have. `active` is false for text and meta commands.
+struct BinaryFrame {
+  bool active = false;
+  std::uint8_t opcode = 0;  // as sent, quiet variants included (echoed in the reply)
+  std::uint32_t opaque = 0;
+  bool quiet = false;         // a q opcode: success replies (and get misses) are not sent
+  bool create = false;        // incr/decr: create the item on a miss (expiration != 0xffffffff)
+  std::uint64_t initial = 0;  // incr/decr: the value of an item created on a miss
+};
+
 struct Command {
   CommandKind kind = CommandKind::kGet;
 
@@ -98,7 +111,7 @@ struct Command {
 
   std::uint32_t client_flags = 0;  // storage commands
   std::int64_t exptime = 0;        // storage, touch, gat/gats
-  std::uint64_t cas_unique = 0;    // cas
+  std::uint64_t cas_unique = 0;    // cas; binary: the header's cas (0 = none) of any command
   std::uint64_t delta = 0;         // incr/decr
   std::int64_t delay = 0;          // flush_all [delay]
   std::uint32_t verbosity = 0;     // verbosity level
@@ -114,6 +127,7 @@ struct Command {
                                  // "items", "reset", "engine", "detail dump", ...
 
   MetaFlags meta;           // mg/ms/md/ma/me
+  BinaryFrame binary;       // binary-protocol requests
   std::string decoded_key;  // storage for a base64-decoded meta key
 
   // Resets to a default command, keeping vector capacity (the parser reuses one Command).

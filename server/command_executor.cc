@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "protocol/binary_replies.h"
+#include "protocol/classic_replies.h"
 #include "server/meta_flag_order.h"
 #include "server/stats_report.h"
 
@@ -90,44 +92,12 @@ void CommandExecutor::request_shutdown() const {
 }
 
 AfterCommand CommandExecutor::execute(const Command& command, std::string& out) {
+  if (command.binary.active) {
+    protocol::BinaryReplies replies(out, command);
+    return execute_classic(command, replies);
+  }
   ReplyWriter writer(out);
-  engine::Store& store = context_.store;
   switch (command.kind) {
-    case CommandKind::kGet:
-    case CommandKind::kGets:
-    case CommandKind::kGat:
-    case CommandKind::kGats: retrieve(command, writer); break;
-    case CommandKind::kSet:
-    case CommandKind::kAdd:
-    case CommandKind::kReplace:
-    case CommandKind::kAppend:
-    case CommandKind::kPrepend:
-    case CommandKind::kCas: this->store(command, writer); break;
-    case CommandKind::kDelete: {
-      engine::DeleteRequest request;
-      request.key = command.key;
-      const StoreStatus status = store.remove(request);
-      if (!command.noreply) writer.outcome(to_outcome(status));
-      break;
-    }
-    case CommandKind::kIncr:
-    case CommandKind::kDecr: arithmetic(command, writer); break;
-    case CommandKind::kTouch: {
-      const StoreStatus status = store.touch(command.key, command.exptime);
-      if (!command.noreply) writer.outcome(to_outcome(status));
-      break;
-    }
-    case CommandKind::kFlushAll:
-      store.flush_all(command.delay);
-      if (!command.noreply) writer.raw(protocol::reply::kOk);
-      break;
-    case CommandKind::kStats: stats(command, writer); break;
-    case CommandKind::kVersion: writer.version(kVersionText); break;
-    case CommandKind::kVerbosity:
-      context_.verbosity.store(static_cast<int>(command.verbosity));
-      if (!command.noreply) writer.raw(protocol::reply::kOk);
-      break;
-    case CommandKind::kQuit: return AfterCommand::kClose;
     case CommandKind::kShutdown:
       if (!context_.options.enable_shutdown) {
         writer.raw(protocol::reply::kShutdownDisabled);
@@ -148,35 +118,82 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
       writer.raw(protocol::reply::kMetaNoop);
       break;
     case CommandKind::kMetaDebug: meta_debug(command, writer); break;
+    default: {
+      protocol::TextReplies replies(writer, command);
+      return execute_classic(command, replies);
+    }
   }
   return AfterCommand::kContinue;
 }
 
-void CommandExecutor::retrieve(const Command& command, ReplyWriter& writer) {
-  const bool with_cas = command.kind == CommandKind::kGets || command.kind == CommandKind::kGats;
+AfterCommand CommandExecutor::execute_classic(const Command& command,
+                                              protocol::ClassicReplies& replies) {
+  engine::Store& store = context_.store;
+  switch (command.kind) {
+    case CommandKind::kGet:
+    case CommandKind::kGets:
+    case CommandKind::kGat:
+    case CommandKind::kGats: retrieve(command, replies); break;
+    case CommandKind::kSet:
+    case CommandKind::kAdd:
+    case CommandKind::kReplace:
+    case CommandKind::kAppend:
+    case CommandKind::kPrepend:
+    case CommandKind::kCas: this->store(command, replies); break;
+    case CommandKind::kDelete: {
+      engine::DeleteRequest request;
+      request.key = command.key;
+      request.compare_cas = command.cas_unique;  // binary DELETE's cas; 0 for text
+      replies.outcome(to_outcome(store.remove(request)), 0);
+      break;
+    }
+    case CommandKind::kIncr:
+    case CommandKind::kDecr: arithmetic(command, replies); break;
+    case CommandKind::kTouch:
+      replies.outcome(to_outcome(store.touch(command.key, command.exptime)), 0);
+      break;
+    case CommandKind::kFlushAll:
+      store.flush_all(command.delay);
+      replies.ok();
+      break;
+    case CommandKind::kStats:
+      scratch_.clear();
+      {
+        ReplyWriter text(scratch_);
+        write_stats(context_, command.stats_group, text);
+      }
+      replies.stats(scratch_);
+      break;
+    case CommandKind::kVersion: replies.version(kVersionText); break;
+    case CommandKind::kVerbosity:
+      context_.verbosity.store(static_cast<int>(command.verbosity));
+      replies.ok();
+      break;
+    case CommandKind::kNoop: replies.ok(); break;
+    case CommandKind::kQuit: replies.quit(); return AfterCommand::kClose;
+    default: break;  // shutdown and meta commands: execute() serves them
+  }
+  return AfterCommand::kContinue;
+}
+
+void CommandExecutor::retrieve(const Command& command, protocol::ClassicReplies& replies) {
   const bool touch = command.kind == CommandKind::kGat || command.kind == CommandKind::kGats;
   engine::GetRequest request;
   request.mark_win = false;  // only mg hands out recache win tokens (W); get/gets never do
   if (touch) request.touch_exptime = command.exptime;
+  request.count_get = !touch;
   for (std::string_view key : command.keys) {
     request.key = key;
-    (void)context_.store.get(request, [&](const engine::ItemView& item) {
-      if (command.key_too_long) return;  // looked up (and touched) but not answered
-      if (with_cas) {
-        writer.value_with_cas(item.key, item.client_flags, item.value, item.cas);
-      } else {
-        writer.value(item.key, item.client_flags, item.value);
-      }
-    });
+    const engine::GetOutcome outcome =
+        context_.store.get(request, [&](const engine::ItemView& item) {
+          replies.hit(item.key, item.client_flags, item.value, item.cas);
+        });
+    if (outcome.status != StoreStatus::kHit) replies.miss(key);
   }
-  if (command.key_too_long) {
-    writer.raw(protocol::reply::kBadFormat);
-    return;
-  }
-  writer.end();
+  replies.end();
 }
 
-void CommandExecutor::store(const Command& command, ReplyWriter& writer) {
+void CommandExecutor::store(const Command& command, protocol::ClassicReplies& replies) {
   if (command.too_large) {
     // memcached unlinks the old item of a refused set, so no client reads stale data.
     if (command.kind == CommandKind::kSet) {
@@ -184,7 +201,7 @@ void CommandExecutor::store(const Command& command, ReplyWriter& writer) {
       drop.key = command.key;
       (void)context_.store.remove(drop);
     }
-    if (!command.noreply) writer.outcome(Outcome::kTooLarge);
+    replies.outcome(Outcome::kTooLarge, 0);
     return;
   }
   engine::StoreRequest request;
@@ -193,23 +210,30 @@ void CommandExecutor::store(const Command& command, ReplyWriter& writer) {
   request.value = command.data;
   request.client_flags = command.client_flags;
   request.exptime = command.exptime;
+  // cas; for binary requests the header's cas, which makes set and replace a cas and is
+  // checked by append and prepend.
   request.compare_cas = command.cas_unique;
   const engine::StoreOutcome result = context_.store.store(request);
-  if (!command.noreply) writer.outcome(to_outcome(result.status));
+  replies.outcome(to_outcome(result.status), result.cas);
 }
 
-void CommandExecutor::arithmetic(const Command& command, ReplyWriter& writer) {
+void CommandExecutor::arithmetic(const Command& command, protocol::ClassicReplies& replies) {
   engine::ArithmeticRequest request;
   request.key = command.key;
   request.mode = command.kind == CommandKind::kIncr ? engine::ArithmeticMode::kIncr
                                                     : engine::ArithmeticMode::kDecr;
   request.delta = command.delta;
+  request.compare_cas = command.cas_unique;  // binary only; 0 for text
+  if (command.binary.create) {
+    // A binary incr/decr miss creates the item with the initial value (flags 0).
+    request.vivify_ttl = command.exptime;
+    request.initial = command.binary.initial;
+  }
   const engine::ArithmeticOutcome result = context_.store.arithmetic(request);
-  if (command.noreply) return;
   if (result.status == StoreStatus::kStored) {
-    writer.number(result.value);
+    replies.number(result.value, result.cas);
   } else {
-    writer.outcome(to_outcome(result.status));
+    replies.outcome(to_outcome(result.status), 0);
   }
 }
 
@@ -395,10 +419,6 @@ void CommandExecutor::meta_debug(const Command& command, ReplyWriter& writer) {
     return;
   }
   writer.meta_debug(command.key, binary_key, meta, total_size);
-}
-
-void CommandExecutor::stats(const Command& command, ReplyWriter& writer) {
-  write_stats(context_, command.stats_group, writer);
 }
 
 }  // namespace pmcached::server

@@ -2,6 +2,8 @@
 //
 // This is where protocol meets storage: a Command goes in, the store's neutral outcome is
 // turned into wire text by protocol::ReplyWriter. No I/O, so it is unit-tested directly.
+// The classic commands run once for both wire formats: a text command replies through
+// protocol::TextReplies, a binary request (command.binary.active) through BinaryReplies.
 //
 // Thread safety: one executor per worker thread (it owns a scratch buffer and writes its
 // thread's counters); the store and ServerContext it refers to are shared and thread-safe.
@@ -14,6 +16,7 @@
 #include "config/options.h"
 #include "engine/open_store.h"
 #include "engine/store/store.h"
+#include "protocol/classic_replies.h"
 #include "protocol/command.h"
 #include "protocol/reply_writer.h"
 #include "server/server_stats.h"
@@ -45,19 +48,19 @@ class CommandExecutor {
   void request_shutdown() const;
 
  private:
-  void retrieve(const protocol::Command& command, protocol::ReplyWriter& writer);
-  void store(const protocol::Command& command, protocol::ReplyWriter& writer);
-  void arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
+  AfterCommand execute_classic(const protocol::Command& command, protocol::ClassicReplies& replies);
+  void retrieve(const protocol::Command& command, protocol::ClassicReplies& replies);
+  void store(const protocol::Command& command, protocol::ClassicReplies& replies);
+  void arithmetic(const protocol::Command& command, protocol::ClassicReplies& replies);
   void meta_get(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_set(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_delete(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_debug(const protocol::Command& command, protocol::ReplyWriter& writer);
-  void stats(const protocol::Command& command, protocol::ReplyWriter& writer);
 
   ServerContext& context_;
   ThreadStats& thread_stats_;
-  std::string scratch_;  // reused copy of a value for meta replies
+  std::string scratch_;  // reused copy of a value for meta replies; stats text
 };
 
 }  // namespace pmcached::server

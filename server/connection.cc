@@ -35,6 +35,7 @@ Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
       thread_stats_(thread_stats),
       manager_(manager),
       parser_(limits),
+      binary_parser_(limits),
       max_input_(std::max(limits.item_size_max + kLineAllowance,
                           limits.max_get_line_length + kLineAllowance)),
       input_(kInitialInputSize),
@@ -110,7 +111,14 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
 void Connection::process_input() {
   while (!close_after_write_ && pending_.size() < kOutputHighWater) {
     const Clock::time_point parse_start = measure_latency_ ? Clock::now() : Clock::time_point{};
-    const protocol::ParseResult result = parser_.parse(unparsed(), command_);
+    if (wire_ == Wire::kUndecided && !unparsed().empty()) {
+      wire_ = static_cast<std::uint8_t>(unparsed().front()) == protocol::binary::kRequestMagic
+                  ? Wire::kBinary
+                  : Wire::kText;
+    }
+    const protocol::ParseResult result = wire_ == Wire::kBinary
+                                             ? binary_parser_.parse(unparsed(), command_)
+                                             : parser_.parse(unparsed(), command_);
     if (result.status == protocol::ParseStatus::kNeedMore) break;
     input_begin_ += result.consumed;
     Clock::time_point execute_start{};

@@ -5,6 +5,8 @@
 // write. While a write is in flight, new replies collect in a second buffer; once that
 // buffer passes kOutputHighWater the connection stops parsing and reading until the write
 // completes, so a client that never reads cannot make the server buffer without bound.
+// The first byte a client sends picks the wire format for the connection's life, as in
+// memcached: 0x80 (the binary request magic) the binary protocol, anything else text.
 // With `measure_latency` it records the time of each phase of a request in its worker's
 // ThreadStats (server_stats.h says which phases).
 //
@@ -21,6 +23,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include "protocol/binary_parser.h"
 #include "protocol/command.h"
 #include "protocol/parser.h"
 #include "server/command_executor.h"
@@ -62,6 +65,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ThreadStats& thread_stats_;
   ConnectionManager& manager_;
   protocol::Parser parser_;
+  protocol::BinaryParser binary_parser_;
+  enum class Wire : std::uint8_t { kUndecided, kText, kBinary };
+  Wire wire_ = Wire::kUndecided;
   protocol::Command command_;
   std::size_t max_input_;
 

@@ -73,7 +73,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
 void Store::Impl::answer_get(const GetRequest& request, ItemHeader* item, Stripe& stripe,
                              std::int64_t now, const ItemVisitor& visit, GetOutcome& out) noexcept {
   const bool touching = request.touch_exptime.has_value();
-  stripe.add(Counter::kCmdGet);
+  if (request.count_get) stripe.add(Counter::kCmdGet);
   if (touching) stripe.add(Counter::kCmdTouch);
   if (item == nullptr) {
     stripe.add(touching ? Counter::kTouchMisses : Counter::kGetMisses);

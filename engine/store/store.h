@@ -95,6 +95,8 @@ struct GetRequest {
   bool recache_before_touch = false;          // R compares the exptime before T's
   bool mark_win = true;                       // false: a win is reported but not recorded
   std::optional<std::uint64_t> new_cas;       // meta E(token): cas for a vivified item
+  bool count_get = true;                      // count in cmd_get: memcached's gat (text and
+                                              // binary) and binary touch count a touch only
 };
 
 struct GetOutcome {
