@@ -17,9 +17,9 @@ using binary::Status;
 
 // What memcached does with a frame whose lengths passed the generic checks.
 enum class Shape : std::uint8_t {
-  kValid,      // serve it
-  kInvalid,    // "Invalid arguments", close
-  kUnknown,    // "Unknown command", drop `swallow` bytes, go on
+  kValid,    // serve it
+  kInvalid,  // "Invalid arguments", close
+  kUnknown,  // "Unknown command", drop `swallow` bytes, go on
 };
 
 struct Judgement {
@@ -89,9 +89,9 @@ std::string_view stats_group(std::string_view key) noexcept {
 // The groups memcached's binary STAT serves (its text-only ones, such as "conns", are "Not
 // found"), and pmcached's own.
 bool binary_stats_group(std::string_view group) noexcept {
-  constexpr std::string_view kServed[] = {"",      "reset", "settings", "detail dump", "detail on",
-                                          "detail off", "items", "slabs", "sizes",
-                                          "engine", "pm",    "latency"};
+  constexpr std::string_view kServed[] = {"",          "reset",      "settings", "detail dump",
+                                          "detail on", "detail off", "items",    "slabs",
+                                          "sizes",     "engine",     "pm",       "latency"};
   return std::find(std::begin(kServed), std::end(kServed), group) != std::end(kServed);
 }
 
@@ -124,11 +124,11 @@ ParseResult BinaryParser::parse(std::string_view input, Command& command) {
   }
   const std::size_t fixed = binary::kHeaderSize + h.extras_length + h.key_length;
   if (input.size() < fixed) return {};
-  if (h.key_length > h.body_length ||
-      std::size_t{h.key_length} + h.extras_length > h.body_length) {
+  if (h.key_length > h.body_length || std::size_t{h.key_length} + h.extras_length > h.body_length) {
     return error(h, Status::kUnknownCommand, fixed, true);
   }
-  if (h.key_length > limits_.max_key_length) return error(h, Status::kInvalidArguments, fixed, true);
+  if (h.key_length > limits_.max_key_length)
+    return error(h, Status::kInvalidArguments, fixed, true);
 
   const Opcode sent = static_cast<Opcode>(h.opcode);
   const Opcode op = binary::loud(sent);
@@ -190,10 +190,10 @@ void BinaryParser::fill(const Header& h, std::string_view extras, std::string_vi
     case Opcode::kAdd:
     case Opcode::kReplace:
       // memcached turns any of the three into a cas when the header carries one.
-      command.kind = op == Opcode::kSet       ? CommandKind::kSet
-                     : h.cas != 0             ? CommandKind::kCas
-                     : op == Opcode::kAdd     ? CommandKind::kAdd
-                                              : CommandKind::kReplace;
+      command.kind = op == Opcode::kSet   ? CommandKind::kSet
+                     : h.cas != 0         ? CommandKind::kCas
+                     : op == Opcode::kAdd ? CommandKind::kAdd
+                                          : CommandKind::kReplace;
       command.client_flags = u32(extras, 0);
       command.exptime = u32(extras, 4);
       break;

@@ -50,9 +50,9 @@ void BinaryReplies::outcome(Outcome outcome, std::uint64_t cas) {
     case Outcome::kOutOfMemory: {
       // memcached's out_of_memory() text without its "SERVER_ERROR " prefix.
       const bool arithmetic = op_ == Opcode::kIncrement || op_ == Opcode::kDecrement;
-      writer_.error(frame_.opcode, frame_.opaque, Status::kOutOfMemory,
-                    arithmetic ? "Out of memory incrementing value"
-                               : "Out of memory allocating item");
+      writer_.error(
+          frame_.opcode, frame_.opaque, Status::kOutOfMemory,
+          arithmetic ? "Out of memory incrementing value" : "Out of memory allocating item");
       return;
     }
   }

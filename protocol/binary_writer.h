@@ -19,9 +19,8 @@ class BinaryWriter {
   explicit BinaryWriter(std::string& out) : out_(out) {}
 
   // One frame: header, then extras, key and value.
-  void response(std::uint8_t opcode, std::uint32_t opaque, binary::Status status,
-                std::uint64_t cas, std::string_view extras, std::string_view key,
-                std::string_view value);
+  void response(std::uint8_t opcode, std::uint32_t opaque, binary::Status status, std::uint64_t cas,
+                std::string_view extras, std::string_view key, std::string_view value);
   // A success without a body (cas 0 unless given).
   void success(std::uint8_t opcode, std::uint32_t opaque, std::uint64_t cas = 0) {
     response(opcode, opaque, binary::Status::kSuccess, cas, {}, {}, {});
