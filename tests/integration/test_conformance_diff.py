@@ -17,6 +17,9 @@ import time
 
 import pytest
 
+import binary_frames
+
+
 class Unterminated(bytes):
     """A step sent without the trailing `mn`: its reply is read until the server closes."""
 
@@ -360,3 +363,17 @@ def test_seeded_fuzz(seed, server_factory, reference_command):
         # then pass on a second run.
         verdict, report = fuzz_diff.fuzz(seed, FUZZ_COMMANDS, start_servers, shrink_budget_s=60)
     assert verdict == fuzz_diff.SAME, report
+
+
+def test_same_binary_frames_as_memcached(server_factory, reference_command, connect):
+    """The binary protocol (binary_frames.py: the scripts and the masks). One pair of servers for
+    every script: each uses its own keys or starts with a FLUSH, on a new connection."""
+    reference = server_factory(command=reference_command).address
+    ours = server_factory().address
+    differ = {}
+    for name, steps in binary_frames.STEPS.items():
+        want = binary_frames.run_steps(reference, steps, connect)
+        got = binary_frames.run_steps(ours, steps, connect)
+        if got != want:
+            differ[name] = {"memcached": want, "ours": got}
+    assert not differ
