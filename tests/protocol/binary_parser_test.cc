@@ -44,9 +44,9 @@ std::vector<std::string> run(std::string_view input, std::size_t split_at = 0,
     skipped = 0;
   };
   const std::vector<std::string_view> reads =
-      split_at == 0 ? std::vector<std::string_view>{input}
-                    : std::vector<std::string_view>{input.substr(0, split_at),
-                                                    input.substr(split_at)};
+      split_at == 0
+          ? std::vector<std::string_view>{input}
+          : std::vector<std::string_view>{input.substr(0, split_at), input.substr(split_at)};
   for (std::string_view read : reads) {
     buffer.append(read);
     for (;;) {
@@ -120,9 +120,10 @@ TEST(BinaryParserTest, TouchAndGatFamilyBecomeGatsWithTheExpiration) {
     EXPECT_EQ(c.binary.quiet, o == Opcode::kGatQ || o == Opcode::kGatKQ);
   }
   // The expiration is unsigned in the frame, as memcached reads it.
-  EXPECT_EQ(parse_whole(frame({.opcode = op(Opcode::kTouch), .extras = be32(0xffffffff), .key = "k"}))
-                .exptime,
-            0xffffffffLL);
+  EXPECT_EQ(
+      parse_whole(frame({.opcode = op(Opcode::kTouch), .extras = be32(0xffffffff), .key = "k"}))
+          .exptime,
+      0xffffffffLL);
 }
 
 TEST(BinaryParserTest, StorageOpcodesCarryFlagsExpirationValueAndCas) {
@@ -137,22 +138,25 @@ TEST(BinaryParserTest, StorageOpcodesCarryFlagsExpirationValueAndCas) {
   EXPECT_EQ(c.data, "value");
   EXPECT_EQ(c.cas_unique, 77u);
   EXPECT_TRUE(c.binary.quiet);
-  EXPECT_EQ(parse_whole(frame({.opcode = op(Opcode::kAdd), .extras = set_extras(0, 0), .key = "k"}))
-                .kind,
-            CommandKind::kAdd);
+  EXPECT_EQ(
+      parse_whole(frame({.opcode = op(Opcode::kAdd), .extras = set_extras(0, 0), .key = "k"})).kind,
+      CommandKind::kAdd);
   // memcached turns an add or replace with a cas into a cas (a set too: the store does).
-  EXPECT_EQ(parse_whole(frame({.opcode = op(Opcode::kAdd), .extras = set_extras(0, 0), .key = "k",
-                               .cas = 5}))
-                .kind,
-            CommandKind::kCas);
-  EXPECT_EQ(parse_whole(frame({.opcode = op(Opcode::kReplaceQ), .extras = set_extras(0, 0),
-                               .key = "k", .cas = 5}))
-                .kind,
-            CommandKind::kCas);
-  EXPECT_EQ(parse_whole(frame({.opcode = op(Opcode::kReplace), .extras = set_extras(0, 0),
-                               .key = "k"}))
-                .kind,
-            CommandKind::kReplace);
+  EXPECT_EQ(
+      parse_whole(
+          frame({.opcode = op(Opcode::kAdd), .extras = set_extras(0, 0), .key = "k", .cas = 5}))
+          .kind,
+      CommandKind::kCas);
+  EXPECT_EQ(
+      parse_whole(
+          frame(
+              {.opcode = op(Opcode::kReplaceQ), .extras = set_extras(0, 0), .key = "k", .cas = 5}))
+          .kind,
+      CommandKind::kCas);
+  EXPECT_EQ(
+      parse_whole(frame({.opcode = op(Opcode::kReplace), .extras = set_extras(0, 0), .key = "k"}))
+          .kind,
+      CommandKind::kReplace);
   c = parse_whole(frame({.opcode = op(Opcode::kAppendQ), .key = "k", .value = "tail", .cas = 9}));
   EXPECT_EQ(c.kind, CommandKind::kAppend);
   EXPECT_EQ(c.data, "tail");
@@ -160,9 +164,9 @@ TEST(BinaryParserTest, StorageOpcodesCarryFlagsExpirationValueAndCas) {
   EXPECT_EQ(parse_whole(frame({.opcode = op(Opcode::kPrepend), .key = "k", .value = "x"})).kind,
             CommandKind::kPrepend);
   // An empty value is a value.
-  EXPECT_EQ(parse_whole(frame({.opcode = op(Opcode::kSet), .extras = set_extras(0, 0), .key = "k"}))
-                .data,
-            "");
+  EXPECT_EQ(
+      parse_whole(frame({.opcode = op(Opcode::kSet), .extras = set_extras(0, 0), .key = "k"})).data,
+      "");
 }
 
 TEST(BinaryParserTest, ArithmeticCarriesDeltaInitialAndWhetherToCreate) {
@@ -230,19 +234,20 @@ TEST(BinaryParserTest, BadMagicClosesWithoutAReply) {
 TEST(BinaryParserTest, KeyOrExtrasLongerThanTheBodyIsUnknownCommandAndClose) {
   EXPECT_EQ(run(frame({.opcode = op(Opcode::kGet), .key = "abc", .body_length = 2})),
             (std::vector<std::string>{"E 129 Unknown command close"}));
-  EXPECT_EQ(run(frame({.opcode = op(Opcode::kSet), .extras = set_extras(0, 0), .key = "k",
-                       .body_length = 8})),
-            (std::vector<std::string>{"E 129 Unknown command close"}));
+  EXPECT_EQ(
+      run(frame(
+          {.opcode = op(Opcode::kSet), .extras = set_extras(0, 0), .key = "k", .body_length = 8})),
+      (std::vector<std::string>{"E 129 Unknown command close"}));
 }
 
 TEST(BinaryParserTest, LengthsAnOpcodeDoesNotAllowAreInvalidArgumentsAndClose) {
   const std::vector<std::string> invalid = {"E 4 Invalid arguments close"};
   const std::vector<std::string> frames = {
-      frame({.opcode = op(Opcode::kGet)}),                                   // no key
-      frame({.opcode = op(Opcode::kGet), .extras = be32(1), .key = "k"}),    // extras
-      frame({.opcode = op(Opcode::kGetQ), .key = "k", .value = "v"}),        // a value
-      frame({.opcode = op(Opcode::kSet), .key = "k", .value = "v"}),         // no extras
-      frame({.opcode = op(Opcode::kAdd), .extras = set_extras(0, 0)}),       // no key
+      frame({.opcode = op(Opcode::kGet)}),                                 // no key
+      frame({.opcode = op(Opcode::kGet), .extras = be32(1), .key = "k"}),  // extras
+      frame({.opcode = op(Opcode::kGetQ), .key = "k", .value = "v"}),      // a value
+      frame({.opcode = op(Opcode::kSet), .key = "k", .value = "v"}),       // no extras
+      frame({.opcode = op(Opcode::kAdd), .extras = set_extras(0, 0)}),     // no key
       frame({.opcode = op(Opcode::kDelete), .extras = be32(0), .key = "k"}),
       frame({.opcode = op(Opcode::kIncrement), .extras = be64(1), .key = "k"}),
       frame({.opcode = op(Opcode::kAppend), .extras = be32(0), .key = "k", .value = "v"}),
@@ -281,7 +286,8 @@ TEST(BinaryParserTest, SaslIsUnknownCommandAndItsDataIsDropped) {
   const std::string noop_event = run(noop).at(0);
   EXPECT_EQ(run(frame({.opcode = op(Opcode::kSaslListMechs)}) + noop),
             (std::vector<std::string>{"E 129 Unknown command", noop_event}));
-  EXPECT_EQ(run(frame({.opcode = op(Opcode::kSaslAuth), .key = "PLAIN",
+  EXPECT_EQ(run(frame({.opcode = op(Opcode::kSaslAuth),
+                       .key = "PLAIN",
                        .value = std::string("\0u\0p", 4)}) +
                 noop),
             (std::vector<std::string>{"E 129 Unknown command", "S 4", noop_event}));
@@ -296,10 +302,10 @@ TEST(BinaryParserTest, TooLargeValueIsAnsweredAtOnceAndDropped) {
   limits.item_size_max = 1024;
   const std::string noop = frame({.opcode = op(Opcode::kNoop)});
   const std::string big(2000, 'v');
-  const std::vector<std::string> events =
-      run(frame({.opcode = op(Opcode::kSetQ), .extras = set_extras(0, 0), .key = "k", .value = big}) +
-              noop,
-          0, limits);
+  const std::vector<std::string> events = run(
+      frame({.opcode = op(Opcode::kSetQ), .extras = set_extras(0, 0), .key = "k", .value = big}) +
+          noop,
+      0, limits);
   ASSERT_EQ(events.size(), 3u);
   EXPECT_NE(events[0].find("too_large=1"), std::string::npos) << events[0];
   EXPECT_NE(events[0].find("key=k "), std::string::npos) << events[0];
@@ -311,26 +317,38 @@ TEST(BinaryParserTest, TooLargeValueIsAnsweredAtOnceAndDropped) {
   EXPECT_EQ(run(head, 0, limits).size(), 1u);
   // A value that fits is read whole.
   const std::string fits(900, 'v');
-  EXPECT_NE(run(frame({.opcode = op(Opcode::kSet), .extras = set_extras(0, 0), .key = "k",
-                       .value = fits}),
-                0, limits)
-                .at(0)
-                .find("too_large=0"),
-            std::string::npos);
+  EXPECT_NE(
+      run(frame(
+              {.opcode = op(Opcode::kSet), .extras = set_extras(0, 0), .key = "k", .value = fits}),
+          0, limits)
+          .at(0)
+          .find("too_large=0"),
+      std::string::npos);
 }
 
 // Every opcode, pipelined; parsing the same bytes split into two reads at every offset gives
 // the same events.
 TEST(BinaryParserTest, PipelineSplitAtEveryByteParsesTheSame) {
   std::string input;
-  input += frame({.opcode = op(Opcode::kSet), .extras = set_extras(1, 2), .key = "a", .value = "v1",
+  input += frame({.opcode = op(Opcode::kSet),
+                  .extras = set_extras(1, 2),
+                  .key = "a",
+                  .value = "v1",
                   .opaque = 1});
-  input += frame({.opcode = op(Opcode::kSetQ), .extras = set_extras(0, 0), .key = "b", .value = "",
-                  .opaque = 2, .cas = 5});
-  input += frame({.opcode = op(Opcode::kAdd), .extras = set_extras(0, 0), .key = "c", .value = "x"});
-  input += frame({.opcode = op(Opcode::kAddQ), .extras = set_extras(0, 0), .key = "c", .value = "x"});
-  input += frame({.opcode = op(Opcode::kReplace), .extras = set_extras(0, 0), .key = "c", .value = "y"});
-  input += frame({.opcode = op(Opcode::kReplaceQ), .extras = set_extras(0, 0), .key = "c", .value = "y"});
+  input += frame({.opcode = op(Opcode::kSetQ),
+                  .extras = set_extras(0, 0),
+                  .key = "b",
+                  .value = "",
+                  .opaque = 2,
+                  .cas = 5});
+  input +=
+      frame({.opcode = op(Opcode::kAdd), .extras = set_extras(0, 0), .key = "c", .value = "x"});
+  input +=
+      frame({.opcode = op(Opcode::kAddQ), .extras = set_extras(0, 0), .key = "c", .value = "x"});
+  input +=
+      frame({.opcode = op(Opcode::kReplace), .extras = set_extras(0, 0), .key = "c", .value = "y"});
+  input += frame(
+      {.opcode = op(Opcode::kReplaceQ), .extras = set_extras(0, 0), .key = "c", .value = "y"});
   input += frame({.opcode = op(Opcode::kAppend), .key = "c", .value = "tail"});
   input += frame({.opcode = op(Opcode::kAppendQ), .key = "c", .value = "tail"});
   input += frame({.opcode = op(Opcode::kPrepend), .key = "c", .value = "head"});
@@ -339,7 +357,8 @@ TEST(BinaryParserTest, PipelineSplitAtEveryByteParsesTheSame) {
                    Opcode::kDeleteQ}) {
     input += frame({.opcode = op(o), .key = "a", .opaque = 7});
   }
-  for (Opcode o : {Opcode::kIncrement, Opcode::kIncrementQ, Opcode::kDecrement, Opcode::kDecrementQ}) {
+  for (Opcode o :
+       {Opcode::kIncrement, Opcode::kIncrementQ, Opcode::kDecrement, Opcode::kDecrementQ}) {
     input += frame({.opcode = op(o), .extras = incr_extras(2, 3, 4), .key = "n"});
   }
   for (Opcode o : {Opcode::kTouch, Opcode::kGat, Opcode::kGatQ, Opcode::kGatK, Opcode::kGatKQ}) {

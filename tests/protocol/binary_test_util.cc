@@ -18,10 +18,10 @@ std::string frame(const FrameSpec& spec) {
   binary::Header h;
   h.magic = spec.magic;
   h.opcode = spec.opcode;
-  h.key_length = static_cast<std::uint16_t>(spec.key_length >= 0 ? spec.key_length
-                                                                   : spec.key.size());
-  h.extras_length = static_cast<std::uint8_t>(spec.extras_length >= 0 ? spec.extras_length
-                                                                       : spec.extras.size());
+  h.key_length =
+      static_cast<std::uint16_t>(spec.key_length >= 0 ? spec.key_length : spec.key.size());
+  h.extras_length =
+      static_cast<std::uint8_t>(spec.extras_length >= 0 ? spec.extras_length : spec.extras.size());
   h.body_length = static_cast<std::uint32_t>(
       spec.body_length >= 0 ? spec.body_length
                             : spec.extras.size() + spec.key.size() + spec.value.size());
