@@ -3,6 +3,7 @@
 #include "protocol/binary_parser.h"
 
 #include <algorithm>
+#include <deque>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -80,7 +81,10 @@ std::vector<std::string> run(std::string_view input, std::size_t split_at = 0,
   return events;
 }
 
-Command parse_whole(const std::string& input) {
+// The Command's views point into its input, which is kept until the test program ends.
+Command parse_whole(const std::string& frame_bytes) {
+  static std::deque<std::string> inputs;
+  const std::string& input = inputs.emplace_back(frame_bytes);
   BinaryParser parser;
   Command command;
   const ParseResult r = parser.parse(input, command);
