@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "server/admin_commands.h"
 #include "server/meta_flag_order.h"
 #include "server/stats_report.h"
 
@@ -66,6 +67,18 @@ std::optional<T> optional_if(bool present, T value) {
   return present ? std::optional<T>(value) : std::nullopt;
 }
 
+// memcached's cmd= word of a storage mode in mutation log lines.
+std::string_view mode_word(engine::StoreMode mode) noexcept {
+  switch (mode) {
+    case engine::StoreMode::kAdd: return "add";
+    case engine::StoreMode::kReplace: return "replace";
+    case engine::StoreMode::kAppend: return "append";
+    case engine::StoreMode::kPrepend: return "prepend";
+    case engine::StoreMode::kCas: return "cas";
+    default: return "set";
+  }
+}
+
 // memcached's per-item header, cas and terminators; `me` reports sizes the way it does.
 constexpr std::size_t kItemOverhead = 48 + 8 + 1 + 2;
 
@@ -83,7 +96,7 @@ std::int64_t shown_ttl(std::int64_t exptime, std::int64_t now, std::int64_t star
 }  // namespace
 
 CommandExecutor::CommandExecutor(ServerContext& context, ThreadStats& thread_stats)
-    : context_(context), thread_stats_(thread_stats) {}
+    : context_(context), thread_stats_(thread_stats), monitor_(context.admin) {}
 
 void CommandExecutor::request_shutdown() const {
   if (context_.request_shutdown) context_.request_shutdown();
@@ -106,6 +119,7 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
     case CommandKind::kDelete: {
       engine::DeleteRequest request;
       request.key = command.key;
+      monitor_.delete_requested(command.key);
       const StoreStatus status = store.remove(request);
       if (!command.noreply) writer.outcome(to_outcome(status));
       break;
@@ -121,7 +135,9 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
       store.flush_all(command.delay);
       if (!command.noreply) writer.raw(protocol::reply::kOk);
       break;
-    case CommandKind::kStats: stats(command, writer); break;
+    case CommandKind::kStats:
+      if (!write_admin_stats(context_, command, out)) stats(command, writer);
+      break;
     case CommandKind::kVersion: writer.version(kVersionText); break;
     case CommandKind::kVerbosity:
       context_.verbosity.store(static_cast<int>(command.verbosity));
@@ -148,6 +164,10 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
       writer.raw(protocol::reply::kMetaNoop);
       break;
     case CommandKind::kMetaDebug: meta_debug(command, writer); break;
+    case CommandKind::kLruCrawler:
+    case CommandKind::kSlabs:
+    case CommandKind::kCacheMemlimit:
+    case CommandKind::kWatch: return run_admin_command(context_, command, out);
   }
   return AfterCommand::kContinue;
 }
@@ -160,7 +180,10 @@ void CommandExecutor::retrieve(const Command& command, ReplyWriter& writer) {
   if (touch) request.touch_exptime = command.exptime;
   for (std::string_view key : command.keys) {
     request.key = key;
+    bool found = false;
     (void)context_.store.get(request, [&](const engine::ItemView& item) {
+      found = true;
+      monitor_.fetched(key, &item, /*classic=*/true);
       if (command.key_too_long) return;  // looked up (and touched) but not answered
       if (with_cas) {
         writer.value_with_cas(item.key, item.client_flags, item.value, item.cas);
@@ -168,6 +191,7 @@ void CommandExecutor::retrieve(const Command& command, ReplyWriter& writer) {
         writer.value(item.key, item.client_flags, item.value);
       }
     });
+    if (!found) monitor_.fetched(key, nullptr, /*classic=*/true);
   }
   if (command.key_too_long) {
     writer.raw(protocol::reply::kBadFormat);
@@ -177,7 +201,11 @@ void CommandExecutor::retrieve(const Command& command, ReplyWriter& writer) {
 }
 
 void CommandExecutor::store(const Command& command, ReplyWriter& writer) {
+  monitor_.store_requested(command.key);
+  const engine::StoreMode mode = classic_mode(command.kind);
   if (command.too_large) {
+    thread_stats_.add(thread_stats_.store_too_large, 1);
+    monitor_.stored(mode_word(mode), command.key, StoreStatus::kTooLarge, 0, 0);
     // memcached unlinks the old item of a refused set, so no client reads stale data.
     if (command.kind == CommandKind::kSet) {
       engine::DeleteRequest drop;
@@ -188,14 +216,29 @@ void CommandExecutor::store(const Command& command, ReplyWriter& writer) {
     return;
   }
   engine::StoreRequest request;
-  request.mode = classic_mode(command.kind);
+  request.mode = mode;
   request.key = command.key;
   request.value = command.data;
   request.client_flags = command.client_flags;
   request.exptime = command.exptime;
   request.compare_cas = command.cas_unique;
   const engine::StoreOutcome result = context_.store.store(request);
+  note_stored(request, result);
   if (!command.noreply) writer.outcome(to_outcome(result.status));
+}
+
+void CommandExecutor::note_stored(const engine::StoreRequest& request,
+                                  const engine::StoreOutcome& result) {
+  if (result.status == StoreStatus::kTooLarge) thread_stats_.add(thread_stats_.store_too_large, 1);
+  if (result.status == StoreStatus::kOutOfMemory) {
+    thread_stats_.add(thread_stats_.store_no_memory, 1);
+  }
+  if (!context_.admin.watchers.wants(protocol::kWatchMutations)) return;
+  const std::int64_t exptime = context_.store.absolute_exptime(request.exptime);
+  const std::int64_t ttl = exptime == 0 ? 0 : exptime - context_.store.now();
+  const std::size_t size =
+      result.status == StoreStatus::kStored ? result.value_size : request.value.size();
+  monitor_.stored(mode_word(request.mode), request.key, result.status, ttl, size);
 }
 
 void CommandExecutor::arithmetic(const Command& command, ReplyWriter& writer) {
@@ -232,6 +275,7 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
   const std::int64_t now = context_.store.now();
   protocol::MetaItem meta;
   const engine::GetOutcome outcome = context_.store.get(request, [&](const engine::ItemView& item) {
+    monitor_.fetched(command.key, &item, /*classic=*/false);
     if (flags.return_value) scratch_.assign(item.value);
     meta.client_flags = item.client_flags;
     meta.cas = item.cas;
@@ -240,6 +284,7 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
     meta.size = item.value.size();
     meta.binary_key = item.binary_key;  // memcached echoes the key as the item was stored
   });
+  if (outcome.status != StoreStatus::kHit) monitor_.fetched(command.key, nullptr, false);
   if (plan.opaque_too_long) {
     writer.raw(protocol::reply::kOpaqueTooLong);
     return;
@@ -264,6 +309,8 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   thread_stats_.add(thread_stats_.cmd_meta, 1);
   const protocol::MetaFlags& flags = command.meta;
   if (command.too_large) {
+    thread_stats_.add(thread_stats_.store_too_large, 1);
+    monitor_.stored(mode_word(meta_mode(flags.mode)), command.key, StoreStatus::kTooLarge, 0, 0);
     // memcached unlinks the old item of any ms it refuses, whatever the mode.
     engine::DeleteRequest drop;
     drop.key = command.key;
@@ -287,6 +334,7 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   request.binary_key = flags.base64_key;
   request.unlink_on_refusal = true;
   const engine::StoreOutcome result = context_.store.store(request);
+  note_stored(request, result);
   if (is_error(result.status)) {
     writer.outcome(to_outcome(result.status));
     return;
