@@ -14,7 +14,9 @@ namespace {
 constexpr std::string_view kNoreply = "noreply";
 
 // memcached's ntokens: the tokens it keeps (at most 23) plus the terminal one.
-std::size_t memcached_ntokens(const Tokens& t) noexcept { return std::min<std::size_t>(t.count, 23) + 1; }
+std::size_t memcached_ntokens(const Tokens& t) noexcept {
+  return std::min<std::size_t>(t.count, 23) + 1;
+}
 
 // memcached's set_noreply_maybe(): the last token it kept is "noreply".
 bool noreply_token(const Tokens& t) noexcept {
@@ -103,10 +105,10 @@ LineOutcome parse_watch(const Tokens& t, Command& command) {
   const std::size_t nt = memcached_ntokens(t);
   std::uint16_t flags = 0;
   static constexpr std::pair<std::string_view, WatchFlag> kNames[] = {
-      {"rawcmds", kWatchRawcmds},       {"evictions", kWatchEvictions},
-      {"fetchers", kWatchFetchers},     {"mutations", kWatchMutations},
-      {"sysevents", kWatchSysevents},   {"connevents", kWatchConnevents},
-      {"proxyreqs", kWatchProxyreqs},   {"proxyevents", kWatchProxyevents},
+      {"rawcmds", kWatchRawcmds},     {"evictions", kWatchEvictions},
+      {"fetchers", kWatchFetchers},   {"mutations", kWatchMutations},
+      {"sysevents", kWatchSysevents}, {"connevents", kWatchConnevents},
+      {"proxyreqs", kWatchProxyreqs}, {"proxyevents", kWatchProxyevents},
       {"proxyuser", kWatchProxyuser},
   };
   for (std::size_t x = 1; x + 1 < nt; ++x) {

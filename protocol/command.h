@@ -54,15 +54,15 @@ enum class CommandKind : std::uint8_t {
 // server judges the values (class ids, limits) and answers the rest.
 enum class AdminVerb : std::uint8_t {
   kNone,
-  kCrawl,           // lru_crawler crawl <classes>
-  kMetadump,        // lru_crawler metadump <classes>
-  kTocrawl,         // lru_crawler tocrawl <n>
-  kSleep,           // lru_crawler sleep <microseconds>
-  kEnable,          // lru_crawler enable
-  kDisable,         // lru_crawler disable
-  kReassign,        // slabs reassign <source> <destination>
-  kAutomove,        // slabs automove <0|1|2> (a level above 2 is the server's ERROR)
-  kAutomoveRatio,   // slabs automove ratio <ratio> <any>
+  kCrawl,          // lru_crawler crawl <classes>
+  kMetadump,       // lru_crawler metadump <classes>
+  kTocrawl,        // lru_crawler tocrawl <n>
+  kSleep,          // lru_crawler sleep <microseconds>
+  kEnable,         // lru_crawler enable
+  kDisable,        // lru_crawler disable
+  kReassign,       // slabs reassign <source> <destination>
+  kAutomove,       // slabs automove <0|1|2> (a level above 2 is the server's ERROR)
+  kAutomoveRatio,  // slabs automove ratio <ratio> <any>
 };
 
 // memcached's log-watcher event kinds (`watch fetchers mutations ...`), as bits.

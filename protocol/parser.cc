@@ -271,7 +271,8 @@ LineOutcome parse_line(std::string_view line, Command& command, const ParserLimi
   // memcached answers ERROR for an unknown word that starts like one of its frequent commands;
   // only the other unknown lines get the HTTP check, which closes silently.
   static constexpr std::string_view kFrequentInitials = "gsacidt";
-  if (kFrequentInitials.find(name[0]) == std::string_view::npos && detail::looks_like_http(tokens)) {
+  if (kFrequentInitials.find(name[0]) == std::string_view::npos &&
+      detail::looks_like_http(tokens)) {
     return LineOutcome::close_silently();
   }
   return LineOutcome::error(reply::kError);

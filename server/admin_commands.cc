@@ -97,7 +97,9 @@ void lru_crawler(ServerContext& context, const protocol::Command& command, std::
 void slabs(ServerContext& context, const protocol::Command& command, std::string& out) {
   const protocol::AdminArgs& a = command.admin;
   if (a.verb == AdminVerb::kReassign) {
-    const auto valid = [](std::int32_t id) { return id >= 0 && id <= std::int32_t{kLargestClassId}; };
+    const auto valid = [](std::int32_t id) {
+      return id >= 0 && id <= std::int32_t{kLargestClassId};
+    };
     if (a.source == a.destination) {
       out.append(reply::kReassignSame);
     } else if (!valid(a.source) || !valid(a.destination)) {
@@ -145,8 +147,8 @@ void stats_conns(ServerContext& context, std::string& out) {
     if (!c.listen_addr.empty()) w.stat(prefix + "listen_addr", std::string_view(c.listen_addr));
     w.stat(prefix + "state", std::string_view(c.state));
     w.stat(prefix + "secs_since_last_cmd",
-           std::max<std::int64_t>(0, now - (c.last_command_at != 0 ? c.last_command_at
-                                                                   : context.started_at)));
+           std::max<std::int64_t>(
+               0, now - (c.last_command_at != 0 ? c.last_command_at : context.started_at)));
   }
   w.end();
 }

@@ -30,7 +30,8 @@ AfterCommand run_admin_command(ServerContext& context, const protocol::Command& 
 // in `out`), false otherwise (nothing written).
 bool write_admin_stats(ServerContext& context, const protocol::Command& command, std::string& out);
 
-// memcached's ITEM_ntotal for an item: header, cas, key + NUL, client flags if not 0, data + "\r\n".
+// memcached's ITEM_ntotal for an item: header, cas, key + NUL, client flags if not 0, data +
+// "\r\n".
 [[nodiscard]] constexpr std::size_t memcached_item_total(std::size_t key, std::size_t value,
                                                          std::uint32_t client_flags) noexcept {
   return 48 + 8 + key + 1 + (client_flags != 0 ? 4 : 0) + value + 2;

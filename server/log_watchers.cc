@@ -36,15 +36,16 @@ void LogWatchers::publish(std::uint16_t flag, std::string_view body) {
   timeval now{};
   gettimeofday(&now, nullptr);
   char head[64];
-  const int n = std::snprintf(head, sizeof head, "ts=%lld.%06ld gid=%llu ",
-                              static_cast<long long>(now.tv_sec), static_cast<long>(now.tv_usec),
-                              static_cast<unsigned long long>(
-                                  gid_.fetch_add(1, std::memory_order_relaxed) + 1));
+  const int n = std::snprintf(
+      head, sizeof head, "ts=%lld.%06ld gid=%llu ", static_cast<long long>(now.tv_sec),
+      static_cast<long>(now.tv_usec),
+      static_cast<unsigned long long>(gid_.fetch_add(1, std::memory_order_relaxed) + 1));
   auto line = std::make_shared<std::string>(head, static_cast<std::size_t>(n));
   line->append(body).push_back('\n');
   std::lock_guard lock(mutex_);
   const std::size_t before = watchers_.size();
-  std::erase_if(watchers_, [&](const Watcher& w) { return (w.flags & flag) != 0 && !w.sink(line); });
+  std::erase_if(watchers_,
+                [&](const Watcher& w) { return (w.flags & flag) != 0 && !w.sink(line); });
   if (watchers_.size() != before) update_active();
 }
 

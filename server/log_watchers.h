@@ -2,8 +2,9 @@
 //
 // A connection that sends `watch` becomes a watcher: it registers a sink and the event kinds it
 // wants, and from then on receives one line per event, in memcached's format:
-//   ts=<secs>.<usecs> gid=<n> type=item_get key=<k> status=found|not_found clsid=<c> cfd=<fd> size=<n>
-//   ts=... gid=... type=item_store key=<k> status=stored|not_stored|exists|not_found|too_large|no_memory
+//   ts=<secs>.<usecs> gid=<n> type=item_get key=<k> status=found|not_found clsid=<c> cfd=<fd>
+//   size=<n> ts=... gid=... type=item_store key=<k>
+//   status=stored|not_stored|exists|not_found|too_large|no_memory
 //       cmd=set|add|replace|append|prepend|cas ttl=<s> clsid=<c> cfd=<fd> size=<n>
 // Keys are URL-encoded as memcached does. Events are produced only while someone watches that
 // kind (wants() is one relaxed load otherwise).

@@ -118,7 +118,8 @@ void write_pm(ServerContext& context, protocol::ReplyWriter& w) {
 void write_settings(ServerContext& context, protocol::ReplyWriter& w) {
   const config::Options& o = context.options;
   const std::uint64_t adjusted = context.admin.maxbytes.load(std::memory_order_relaxed);
-  w.stat("maxbytes", adjusted != 0 ? adjusted : static_cast<std::uint64_t>(o.memory_limit_mb) << 20);
+  w.stat("maxbytes",
+         adjusted != 0 ? adjusted : static_cast<std::uint64_t>(o.memory_limit_mb) << 20);
   w.stat("maxconns", static_cast<std::uint64_t>(o.max_connections));
   w.stat("tcpport", static_cast<std::uint64_t>(o.port));
   w.stat("udpport", std::uint64_t{0});
