@@ -4,6 +4,7 @@
 
 #include "protocol/binary_replies.h"
 #include "protocol/classic_replies.h"
+#include "server/admin_commands.h"
 #include "server/meta_flag_order.h"
 #include "server/stats_report.h"
 
@@ -68,6 +69,18 @@ std::optional<T> optional_if(bool present, T value) {
   return present ? std::optional<T>(value) : std::nullopt;
 }
 
+// memcached's cmd= word of a storage mode in mutation log lines.
+std::string_view mode_word(engine::StoreMode mode) noexcept {
+  switch (mode) {
+    case engine::StoreMode::kAdd: return "add";
+    case engine::StoreMode::kReplace: return "replace";
+    case engine::StoreMode::kAppend: return "append";
+    case engine::StoreMode::kPrepend: return "prepend";
+    case engine::StoreMode::kCas: return "cas";
+    default: return "set";
+  }
+}
+
 // memcached's per-item header, cas and terminators; `me` reports sizes the way it does.
 constexpr std::size_t kItemOverhead = 48 + 8 + 1 + 2;
 
@@ -85,7 +98,7 @@ std::int64_t shown_ttl(std::int64_t exptime, std::int64_t now, std::int64_t star
 }  // namespace
 
 CommandExecutor::CommandExecutor(ServerContext& context, ThreadStats& thread_stats)
-    : context_(context), thread_stats_(thread_stats) {}
+    : context_(context), thread_stats_(thread_stats), monitor_(context.admin) {}
 
 void CommandExecutor::request_shutdown() const {
   if (context_.request_shutdown) context_.request_shutdown();
@@ -118,6 +131,10 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
       writer.raw(protocol::reply::kMetaNoop);
       break;
     case CommandKind::kMetaDebug: meta_debug(command, writer); break;
+    case CommandKind::kLruCrawler:
+    case CommandKind::kSlabs:
+    case CommandKind::kCacheMemlimit:
+    case CommandKind::kWatch: return run_admin_command(context_, command, out);
     default: {
       protocol::TextReplies replies(writer, command);
       return execute_classic(command, replies);
@@ -144,6 +161,7 @@ AfterCommand CommandExecutor::execute_classic(const Command& command,
       engine::DeleteRequest request;
       request.key = command.key;
       request.compare_cas = command.cas_unique;  // binary DELETE's cas; 0 for text
+      monitor_.delete_requested(command.key);
       replies.outcome(to_outcome(store.remove(request)), 0);
       break;
     }
@@ -158,7 +176,9 @@ AfterCommand CommandExecutor::execute_classic(const Command& command,
       break;
     case CommandKind::kStats:
       scratch_.clear();
-      {
+      // The admin groups (conns, detail, sizes, cachedump) are text-only for now: binary STAT
+      // does not split its key into the tokens they read.
+      if (command.binary.active || !write_admin_stats(context_, command, scratch_)) {
         ReplyWriter text(scratch_);
         write_stats(context_, command.stats_group, text);
       }
@@ -184,17 +204,26 @@ void CommandExecutor::retrieve(const Command& command, protocol::ClassicReplies&
   request.count_get = !touch;
   for (std::string_view key : command.keys) {
     request.key = key;
-    const engine::GetOutcome outcome =
-        context_.store.get(request, [&](const engine::ItemView& item) {
-          replies.hit(item.key, item.client_flags, item.value, item.cas);
-        });
-    if (outcome.status != StoreStatus::kHit) replies.miss(key);
+    bool found = false;
+    (void)context_.store.get(request, [&](const engine::ItemView& item) {
+      found = true;
+      monitor_.fetched(key, &item, /*classic=*/true);
+      replies.hit(item.key, item.client_flags, item.value, item.cas);
+    });
+    if (!found) {
+      monitor_.fetched(key, nullptr, /*classic=*/true);
+      replies.miss(key);
+    }
   }
   replies.end();
 }
 
 void CommandExecutor::store(const Command& command, protocol::ClassicReplies& replies) {
+  monitor_.store_requested(command.key);
+  const engine::StoreMode mode = classic_mode(command.kind);
   if (command.too_large) {
+    thread_stats_.add(thread_stats_.store_too_large, 1);
+    monitor_.stored(mode_word(mode), command.key, StoreStatus::kTooLarge, 0, 0);
     // memcached unlinks the old item of a refused set, so no client reads stale data.
     if (command.kind == CommandKind::kSet) {
       engine::DeleteRequest drop;
@@ -205,7 +234,7 @@ void CommandExecutor::store(const Command& command, protocol::ClassicReplies& re
     return;
   }
   engine::StoreRequest request;
-  request.mode = classic_mode(command.kind);
+  request.mode = mode;
   request.key = command.key;
   request.value = command.data;
   request.client_flags = command.client_flags;
@@ -214,7 +243,22 @@ void CommandExecutor::store(const Command& command, protocol::ClassicReplies& re
   // checked by append and prepend.
   request.compare_cas = command.cas_unique;
   const engine::StoreOutcome result = context_.store.store(request);
+  note_stored(request, result);
   replies.outcome(to_outcome(result.status), result.cas);
+}
+
+void CommandExecutor::note_stored(const engine::StoreRequest& request,
+                                  const engine::StoreOutcome& result) {
+  if (result.status == StoreStatus::kTooLarge) thread_stats_.add(thread_stats_.store_too_large, 1);
+  if (result.status == StoreStatus::kOutOfMemory) {
+    thread_stats_.add(thread_stats_.store_no_memory, 1);
+  }
+  if (!context_.admin.watchers.wants(protocol::kWatchMutations)) return;
+  const std::int64_t exptime = context_.store.absolute_exptime(request.exptime);
+  const std::int64_t ttl = exptime == 0 ? 0 : exptime - context_.store.now();
+  const std::size_t size =
+      result.status == StoreStatus::kStored ? result.value_size : request.value.size();
+  monitor_.stored(mode_word(request.mode), request.key, result.status, ttl, size);
 }
 
 void CommandExecutor::arithmetic(const Command& command, protocol::ClassicReplies& replies) {
@@ -256,6 +300,7 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
   const std::int64_t now = context_.store.now();
   protocol::MetaItem meta;
   const engine::GetOutcome outcome = context_.store.get(request, [&](const engine::ItemView& item) {
+    monitor_.fetched(command.key, &item, /*classic=*/false);
     if (flags.return_value) scratch_.assign(item.value);
     meta.client_flags = item.client_flags;
     meta.cas = item.cas;
@@ -264,6 +309,7 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
     meta.size = item.value.size();
     meta.binary_key = item.binary_key;  // memcached echoes the key as the item was stored
   });
+  if (outcome.status != StoreStatus::kHit) monitor_.fetched(command.key, nullptr, false);
   if (plan.opaque_too_long) {
     writer.raw(protocol::reply::kOpaqueTooLong);
     return;
@@ -288,6 +334,8 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   thread_stats_.add(thread_stats_.cmd_meta, 1);
   const protocol::MetaFlags& flags = command.meta;
   if (command.too_large) {
+    thread_stats_.add(thread_stats_.store_too_large, 1);
+    monitor_.stored(mode_word(meta_mode(flags.mode)), command.key, StoreStatus::kTooLarge, 0, 0);
     // memcached unlinks the old item of any ms it refuses, whatever the mode.
     engine::DeleteRequest drop;
     drop.key = command.key;
@@ -311,6 +359,7 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   request.binary_key = flags.base64_key;
   request.unlink_on_refusal = true;
   const engine::StoreOutcome result = context_.store.store(request);
+  note_stored(request, result);
   if (is_error(result.status)) {
     writer.outcome(to_outcome(result.status));
     return;

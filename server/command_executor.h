@@ -19,6 +19,8 @@
 #include "protocol/classic_replies.h"
 #include "protocol/command.h"
 #include "protocol/reply_writer.h"
+#include "server/admin_state.h"
+#include "server/command_monitor.h"
 #include "server/server_stats.h"
 
 namespace pmcached::server {
@@ -32,10 +34,12 @@ struct ServerContext {
   std::function<void()> request_shutdown;  // `shutdown` with -A
   std::atomic<int> verbosity{0};
   const engine::OpenStore* storage = nullptr;  // recovery report, pm statistics (stats pm)
+  AdminState admin{};                          // admin and monitoring commands
 };
 
 // What the connection does after a command.
-enum class AfterCommand : std::uint8_t { kContinue, kClose, kShutdown };
+// kWatch: the connection becomes a log watcher (`watch`; the flags are in the command).
+enum class AfterCommand : std::uint8_t { kContinue, kClose, kShutdown, kWatch };
 
 class CommandExecutor {
  public:
@@ -47,6 +51,10 @@ class CommandExecutor {
   // Asks the server to shut down (the `shutdown` command, once its reply is queued).
   void request_shutdown() const;
 
+  // The connection whose commands run next (log watchers name it by descriptor).
+  void set_client_fd(int fd) noexcept { monitor_.set_client_fd(fd); }
+  [[nodiscard]] ServerContext& context() noexcept { return context_; }
+
  private:
   AfterCommand execute_classic(const protocol::Command& command, protocol::ClassicReplies& replies);
   void retrieve(const protocol::Command& command, protocol::ClassicReplies& replies);
@@ -57,10 +65,13 @@ class CommandExecutor {
   void meta_delete(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_debug(const protocol::Command& command, protocol::ReplyWriter& writer);
+  // Counts a refused store and tells the log watchers what a storage command did.
+  void note_stored(const engine::StoreRequest& request, const engine::StoreOutcome& result);
 
   ServerContext& context_;
   ThreadStats& thread_stats_;
   std::string scratch_;  // reused copy of a value for meta replies; stats text
+  CommandMonitor monitor_;
 };
 
 }  // namespace pmcached::server

@@ -14,21 +14,6 @@ bool valid_key(std::string_view key) noexcept {
   return !key.empty() && key.size() <= kMaxKeyLength;
 }
 
-ItemView view_of(const ItemHeader& item) noexcept {
-  ItemView view;
-  view.key = item.key();
-  view.value = item.value();
-  view.client_flags = item.client_flags;
-  view.cas = item.cas;
-  view.exptime = item.exptime;
-  view.last_access = item.last_access;  // before this access (mg h, l)
-  view.fetched = item.has(ItemHeader::kFetched);
-  view.stale = item.has(ItemHeader::kStale);
-  view.win_token_sent = item.has(ItemHeader::kTokenSent);
-  view.binary_key = item.has(ItemHeader::kKeyBinary);
-  return view;
-}
-
 std::optional<ExistingItem> existing_of(const ItemHeader* item) noexcept {
   if (item == nullptr) return std::nullopt;
   return ExistingItem{item->cas, item->client_flags, item->exptime, item->bits, item->value()};
