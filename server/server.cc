@@ -79,6 +79,20 @@ Server::Server(const config::Options& options, engine::OpenStore& storage,
   acceptor_.bind(endpoint);
   acceptor_.listen(1024);
   port_ = acceptor_.local_endpoint().port();
+  // `stats conns`: the listener, then every connection.
+  context_.admin.list_connections = [this] {
+    std::vector<ConnectionInfo> all = connections_.describe_all();
+    ConnectionInfo listener;
+    boost::system::error_code error;
+    const tcp::endpoint local = acceptor_.local_endpoint(error);
+    listener.fd = static_cast<int>(const_cast<tcp::acceptor&>(acceptor_).native_handle());
+    listener.addr = (local.address().is_v6() ? "tcp6:[" + local.address().to_string() + "]:"
+                                             : "tcp:" + local.address().to_string() + ":") +
+                    std::to_string(local.port());
+    listener.state = "conn_listening";
+    all.push_back(std::move(listener));
+    return all;
+  };
 
   for (unsigned i = 0; i < options.threads; ++i) {
     workers_.push_back(std::make_unique<Worker>(context_, stats_.thread(i)));
@@ -156,8 +170,17 @@ void Server::maintain() {
         stats_.totals().bytes_read,
         std::chrono::duration_cast<MaintenanceCadence::Duration>(now - last_maintenance_));
     last_maintenance_ = now;
-    if (tick.sweep_keys > 0) {
-      const std::size_t reclaimed = context_.store.reclaim_expired(tick.sweep_keys);
+    // The sweep is pmcached's LRU crawler: `lru_crawler disable` stops it, `lru_crawler crawl`
+    // asks for one pass over every key.
+    AdminState& admin = context_.admin;
+    std::size_t sweep_keys = tick.sweep_keys;
+    if (admin.crawl_requested.exchange(false, std::memory_order_relaxed)) {
+      sweep_keys = std::max<std::size_t>(sweep_keys, context_.store.stats().curr_items + 1);
+    }
+    if (sweep_keys > 0 && admin.crawler_enabled.load(std::memory_order_relaxed)) {
+      const std::size_t reclaimed = context_.store.reclaim_expired(sweep_keys);
+      admin.crawler_starts.fetch_add(1, std::memory_order_relaxed);
+      admin.crawler_reclaimed.fetch_add(reclaimed, std::memory_order_relaxed);
       if (reclaimed > 0) spdlog::debug("expiry sweep reclaimed {} items", reclaimed);
     }
     maintain();
