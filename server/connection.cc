@@ -20,14 +20,6 @@ constexpr std::size_t kMinReadSize = 4u << 10;
 // Room for a command line in front of the largest data block.
 constexpr std::size_t kLineAllowance = 64u << 10;
 
-// memcached's "tcp:1.2.3.4:5" / "tcp6:[::1]:5".
-std::string describe(const asio::ip::tcp::endpoint& endpoint) {
-  const asio::ip::address address = endpoint.address();
-  const std::string port = std::to_string(endpoint.port());
-  if (address.is_v6()) return "tcp6:[" + address.to_string() + "]:" + port;
-  return "tcp:" + address.to_string() + ":" + port;
-}
-
 // Log lines queued for a watcher that does not read beyond this are dropped.
 constexpr std::size_t kWatcherBacklog = 4u << 20;
 
@@ -37,6 +29,13 @@ std::uint64_t nanoseconds(std::chrono::steady_clock::duration d) {
 }
 
 }  // namespace
+
+std::string describe_endpoint(const asio::ip::tcp::endpoint& endpoint) {
+  const asio::ip::address address = endpoint.address();
+  const std::string port = std::to_string(endpoint.port());
+  if (address.is_v6()) return "tcp6:[" + address.to_string() + "]:" + port;
+  return "tcp:" + address.to_string() + ":" + port;
+}
 
 Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
                        ThreadStats& thread_stats, ConnectionManager& manager,
@@ -53,8 +52,9 @@ Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
       measure_latency_(measure_latency) {
   boost::system::error_code error;
   fd_ = static_cast<int>(socket_.native_handle());
-  if (const auto remote = socket_.remote_endpoint(error); !error) addr_ = describe(remote);
-  if (const auto local = socket_.local_endpoint(error); !error) listen_addr_ = describe(local);
+  if (const auto remote = socket_.remote_endpoint(error); !error) addr_ = describe_endpoint(remote);
+  if (const auto local = socket_.local_endpoint(error); !error)
+    listen_addr_ = describe_endpoint(local);
   last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
 }
 

@@ -31,6 +31,9 @@
 
 namespace pmcached::server {
 
+// memcached's name of an endpoint in `stats conns`: "tcp:1.2.3.4:5" or "tcp6:[::1]:5".
+std::string describe_endpoint(const boost::asio::ip::tcp::endpoint& endpoint);
+
 class ConnectionManager;
 
 class Connection : public std::enable_shared_from_this<Connection> {

@@ -79,18 +79,15 @@ Server::Server(const config::Options& options, engine::OpenStore& storage,
   acceptor_.bind(endpoint);
   acceptor_.listen(1024);
   port_ = acceptor_.local_endpoint().port();
-  // `stats conns`: the listener, then every connection.
-  context_.admin.list_connections = [this] {
+  // `stats conns`: the listener, then every connection. The listener's line is made here, once:
+  // the acceptor belongs to the listener thread and must not be read from a worker.
+  ConnectionInfo listener;
+  listener.fd = static_cast<int>(acceptor_.native_handle());
+  listener.addr = describe_endpoint(acceptor_.local_endpoint());
+  listener.state = "conn_listening";
+  context_.admin.list_connections = [this, listener = std::move(listener)] {
     std::vector<ConnectionInfo> all = connections_.describe_all();
-    ConnectionInfo listener;
-    boost::system::error_code error;
-    const tcp::endpoint local = acceptor_.local_endpoint(error);
-    listener.fd = static_cast<int>(const_cast<tcp::acceptor&>(acceptor_).native_handle());
-    listener.addr = (local.address().is_v6() ? "tcp6:[" + local.address().to_string() + "]:"
-                                             : "tcp:" + local.address().to_string() + ":") +
-                    std::to_string(local.port());
-    listener.state = "conn_listening";
-    all.push_back(std::move(listener));
+    all.push_back(listener);
     return all;
   };
 
