@@ -1,5 +1,7 @@
-"""Helpers shared by the benchmark scripts: a free loopback port, waiting for a server to answer,
+"""Helpers shared by the benchmark and measurement scripts: a free loopback port, servers killed at
+exit, waiting for a server to answer,
 the machine's CPU model, and reading bench/mc_load's result lines."""
+import atexit
 import re
 import socket
 import time
@@ -7,6 +9,15 @@ import time
 # One phase of bench/mc_load: label, phase, requests, seconds, ops/s, p50, p99, p99.9 (us).
 MC_LOAD_LINE = re.compile(r"^(\S+)\s+(SET|GET) requests (\d+) in ([\d.]+) s: (\d+) ops/s, "
                           r"p50 (\d+) us, p99 (\d+) us, p99.9 (\d+) us")
+
+
+_STARTED = []
+atexit.register(lambda: [p.kill() for p in _STARTED if p.poll() is None])
+
+
+def kill_at_exit(proc):
+    """Kills `proc` when the script exits, if it is still running (a failed run leaves no server)."""
+    _STARTED.append(proc)
 
 
 def free_port():

@@ -22,15 +22,9 @@ import sys
 import tempfile
 import time
 
+import loopback_server
+
 HOST = "127.0.0.1"
-STARTED = []
-atexit.register(lambda: [p.kill() for p in STARTED if p.poll() is None])
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 def rss_kib(pid):
@@ -45,14 +39,14 @@ def rss_kib(pid):
 
 class Server:
     def __init__(self, args, pool, size_mb):
-        self.port = free_port()
+        self.port = loopback_server.free_port()
         argv = [args.binary, "--engine", args.engine, "--pool", pool, "-m", str(size_mb),
                 "-p", str(self.port), "-l", HOST]
         self.log = tempfile.TemporaryFile()
         started = time.monotonic()
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=self.log)
-        STARTED.append(self.proc)
+        loopback_server.kill_at_exit(self.proc)
         self.sock = self._connect()
         self.ready_s = time.monotonic() - started
 

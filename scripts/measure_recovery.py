@@ -10,7 +10,6 @@ sample of values. Exit status 1 if an item is missing or a value damaged.
                       [--restarts sigterm,sigkill] [--figures a,b,...] [--paged] -- SERVER_FLAGS...
 """
 import argparse
-import atexit
 import os
 import re
 import signal
@@ -19,15 +18,9 @@ import subprocess
 import sys
 import time
 
+import loopback_server
+
 HOST = "127.0.0.1"
-STARTED = []
-atexit.register(lambda: [p.kill() for p in STARTED if p.poll() is None])
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 def key(i):
@@ -40,14 +33,14 @@ def value(i):
 
 class Server:
     def __init__(self, args, label):
-        self.port = free_port()
+        self.port = loopback_server.free_port()
         self.log_path = os.path.join(args.logdir, f"server-{label}.log")
         argv = [args.binary, "--engine", args.engine, "--pool", args.pool, *args.server_flags,
                 "-p", str(self.port), "-l", HOST]
         log = open(self.log_path, "wb")
         self.t_exec = time.monotonic()
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        STARTED.append(self.proc)
+        loopback_server.kill_at_exit(self.proc)
         self.ready_s = self._await_version()
 
     def _await_version(self, deadline_s=600):

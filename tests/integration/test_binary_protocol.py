@@ -1,32 +1,17 @@
 """The memcached binary protocol: libmemcached's memccapable -b (27/27) and frames checked with raw
 sockets. The byte-for-byte comparison with memcached is in test_conformance_diff.py."""
 
-import shutil
 import struct
-import subprocess
-
-import pytest
 
 from binary_frames import (ADDQ, DELETEQ, GET, GETKQ, GETQ, INCR, INCRQ, SET, SETQ, exchange,
                            frame, incr_extras, read_frame, set_extras)
-from test_memccapable import MEMCCAPABLE, RESULT_LINE
+from test_memccapable import run_memccapable
 
 
 def test_memccapable_binary_all_27_pass(server):
-    if not shutil.which("memccapable"):
-        pytest.fail("memccapable (libmemcached-tools) is not installed")
-    host, port = server
-    proc = subprocess.run([MEMCCAPABLE, "-h", host, "-p", str(port), "-b", "-t", "10"],
-                          capture_output=True, text=True, timeout=120)
-    output = proc.stdout + proc.stderr
-    results = {}
-    for line in proc.stdout.splitlines():
-        m = RESULT_LINE.match(line.replace("binary ", "ascii ", 1))
-        if m:
-            results[m.group("name")] = m.group("result")
+    results, output = run_memccapable(server, "-b")
     assert len(results) == 27, output
     assert all(r == "pass" for r in results.values()), output
-    assert proc.returncode == 0, output
 
 
 def test_the_first_byte_picks_the_protocol_for_the_connection(server, connect):

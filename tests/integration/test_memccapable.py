@@ -1,4 +1,5 @@
-"""libmemcached's protocol conformance tool, ascii half: all 27 tests must print [pass]."""
+"""libmemcached's protocol conformance tool, ascii half: all 27 tests must print [pass]. The binary
+half runs in test_binary_protocol.py."""
 
 import re
 import shutil
@@ -16,15 +17,15 @@ ASCII_TESTS = [
     "append noreply", "prepend", "prepend noreply", "stat",
 ]
 
-pytestmark = pytest.mark.skipif(not shutil.which("memccapable"),
-                                reason="memccapable (libmemcached-tools) not installed")
-
-RESULT_LINE = re.compile(r"^ascii (?P<name>\S.*?)\s+\[(?P<result>\w+)\]\s*$")
+RESULT_LINE = re.compile(r"^(?:ascii|binary) (?P<name>\S.*?)\s+\[(?P<result>\w+)\]\s*$")
 
 
-def test_memccapable_ascii_all_27_pass(server):
+def run_memccapable(server, mode):
+    """Runs memccapable in `mode` ("-a" ascii, "-b" binary); returns ({test: result}, output)."""
+    if not shutil.which("memccapable"):
+        pytest.fail("memccapable (libmemcached-tools) is not installed")
     host, port = server
-    proc = subprocess.run([MEMCCAPABLE, "-h", host, "-p", str(port), "-a", "-t", "10"],
+    proc = subprocess.run([MEMCCAPABLE, "-h", host, "-p", str(port), mode, "-t", "10"],
                           capture_output=True, text=True, timeout=120)
     output = proc.stdout + proc.stderr
     results = {}
@@ -32,8 +33,13 @@ def test_memccapable_ascii_all_27_pass(server):
         m = RESULT_LINE.match(line)
         if m:
             results[m.group("name")] = m.group("result")
+    assert proc.returncode == 0, output
+    return results, output
+
+
+def test_memccapable_ascii_all_27_pass(server):
+    results, output = run_memccapable(server, "-a")
     assert list(results) == ASCII_TESTS, output
     not_passed = {name: r for name, r in results.items() if r != "pass"}
     assert not not_passed, output
-    assert "All tests passed" in proc.stdout, output
-    assert proc.returncode == 0, output
+    assert "All tests passed" in output, output
