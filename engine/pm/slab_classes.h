@@ -21,9 +21,9 @@
 namespace pmcached::pm {
 
 struct SlabSettings {
-  std::uint32_t page_size = 1u << 20;   // memcached's slab_page_size (fixed at 1 MiB there too)
-  std::uint32_t min_size = 48;          // -n: bytes for key + value above the 48-byte header
-  double growth_factor = 1.25;          // -f
+  std::uint32_t page_size = 1u << 20;    // memcached's slab_page_size (fixed at 1 MiB there too)
+  std::uint32_t min_size = 48;           // -n: bytes for key + value above the 48-byte header
+  double growth_factor = 1.25;           // -f
   std::uint32_t chunk_max = 512u << 10;  // -o slab_chunk_max: the largest class
 
   friend bool operator==(const SlabSettings&, const SlabSettings&) = default;

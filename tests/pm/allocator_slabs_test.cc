@@ -79,7 +79,7 @@ TEST(AllocatorSlabs, LargeRunsTakeWholeChunks) {
 }
 
 TEST(AllocatorSlabs, RebuildKeepsMarkedItemsAndIndexNodes) {
-  auto region = PmRegion::in_memory(heap_end_of(8));
+  auto region = PmRegion::in_memory(heap_end_of(64));
   std::vector<std::pair<std::uint64_t, BlockUse>> kept;
   {
     Allocator before = slab_allocator(*region, region->size());

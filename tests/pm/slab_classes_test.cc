@@ -10,10 +10,10 @@ namespace {
 using Sizes = std::vector<std::uint32_t>;
 
 TEST(SlabClasses, DefaultsAreMemcachedsThirtyNineClasses) {
-  const Sizes expected = {96,     120,    152,    192,    240,    304,    384,    480,
-                          600,    752,    944,    1184,   1480,   1856,   2320,   2904,
-                          3632,   4544,   5680,   7104,   8880,   11104,  13880,  17352,
-                          21696,  27120,  33904,  42384,  52984,  66232,  82792,  103496,
+  const Sizes expected = {96,     120,    152,    192,    240,    304,    384,   480,
+                          600,    752,    944,    1184,   1480,   1856,   2320,  2904,
+                          3632,   4544,   5680,   7104,   8880,   11104,  13880, 17352,
+                          21696,  27120,  33904,  42384,  52984,  66232,  82792, 103496,
                           129376, 161720, 202152, 252696, 315872, 394840, 524288};
   EXPECT_EQ(slab_class_sizes(SlabSettings{}), expected);
 }
@@ -30,7 +30,7 @@ TEST(SlabClasses, PerSlabIsThePageOverTheChunkSize) {
 TEST(SlabClasses, GrowthFactorTwo) {
   SlabSettings settings;
   settings.growth_factor = 2;
-  const Sizes expected = {96,   192,   384,   768,   1536,  3072,  6144,
+  const Sizes expected = {96,    192,   384,   768,   1536,   3072,  6144,
                           12288, 24576, 49152, 98304, 196608, 524288};
   EXPECT_EQ(slab_class_sizes(settings), expected);
 }
