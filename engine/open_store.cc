@@ -71,13 +71,15 @@ PersistentStore::PersistentStore(const EngineInfo& info, StoreConfig& config, co
       write_latency_ns_(config.write_latency_ns) {
   const std::string where = config.region ? std::string("pool") : config.pool_path;
   try {
-    pool_ = config.region ? pm::Pool::open_region(std::move(config.region), info.name)
-                          : pm::Pool::open_file(config.pool_path, config.pool_bytes, info.name);
+    const pm::SlabSettings& slabs = config.options.slabs;
+    pool_ = config.region
+                ? pm::Pool::open_region(std::move(config.region), info.name, slabs)
+                : pm::Pool::open_file(config.pool_path, config.pool_bytes, info.name, slabs);
   } catch (const pm::PoolError& error) {
     throw StoreOpenError(error.what());
   }
-  allocator_ =
-      std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(), pool_->heap_end());
+  allocator_ = std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(),
+                                               pool_->heap_end(), pool_->heap_geometry());
   try {
     open_engine(config, clock, where);
   } catch (...) {

@@ -3,9 +3,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 
 #include "server/command_executor.h"
+#include "server/slab_report.h"
 
 namespace pmcached::server {
 namespace {
@@ -113,31 +115,30 @@ void write_settings(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("inter", std::string_view(o.listen_address));
   w.stat("verbosity", static_cast<std::int64_t>(context.verbosity.load()));
   w.stat("evictions", std::string_view(o.no_evict ? "off" : "on"));
+  // The size classes in effect: a reopened pool keeps its own.
+  const pm::SlabSettings slabs = context.store.slab_settings().value_or(
+      pm::SlabSettings{1u << 20, o.slab_min_size, o.slab_growth_factor, o.slab_chunk_max});
+  char factor[32];
+  std::snprintf(factor, sizeof factor, "%.2f", slabs.growth_factor);
+  w.stat("growth_factor", std::string_view(factor));
+  w.stat("chunk_size", std::uint64_t{slabs.min_size});
   w.stat("num_threads", static_cast<std::uint64_t>(o.threads));
   w.stat("cas_enabled", std::string_view("yes"));
   w.stat("item_size_max", static_cast<std::uint64_t>(o.item_size_max));
   w.stat("maxconns_fast", std::string_view("yes"));
+  w.stat("slab_chunk_max", std::uint64_t{slabs.chunk_max});
   w.stat("shutdown_command", std::string_view(o.enable_shutdown ? "yes" : "no"));
   w.stat("flush_enabled", std::string_view("yes"));
   w.stat("engine", std::string_view(o.engine));
   w.stat("pool", std::string_view(o.pool_path));
 }
 
-// pmcached has one item class; report it as memcached's slab class 1.
 void write_items(ServerContext& context, protocol::ReplyWriter& w) {
-  const engine::StoreStats s = context.store.stats();
-  if (s.curr_items == 0) return;
-  w.stat("items:1:number", s.curr_items);
-  w.stat("items:1:evicted", s.evictions);
-  w.stat("items:1:evicted_unfetched", s.evicted_unfetched);
-  w.stat("items:1:expired_unfetched", s.expired_unfetched);
-  w.stat("items:1:reclaimed", s.reclaimed);
+  write_item_classes(context.store, w);
 }
 
 void write_slabs(ServerContext& context, protocol::ReplyWriter& w) {
-  const engine::StoreStats s = context.store.stats();
-  w.stat("active_slabs", std::uint64_t{s.curr_items > 0 ? 1u : 0u});
-  w.stat("total_malloced", s.bytes);
+  write_slab_classes(context.store, w);
 }
 
 // `stats latency`: per phase (server_stats.h), the count and the p50/p99/p99.9/max in ns (bucket

@@ -1,7 +1,8 @@
-// Pool: the superblock of layout version 1 — formatting, validation and the run-time fields.
+// Pool: the superblock (layout versions 1 and 2) — formatting, validation and the run-time fields.
 #include "engine/pm/pool.h"
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -33,6 +34,14 @@ struct Superblock {
   std::uint64_t cas_high_water;
   std::uint64_t flush_select;     // which flush_slot is current (0 or 1)
   std::int64_t flush_slot[2][2];  // {time, cas}
+  // Line 2 (layout 2; zero in layout 1): the heap's slab settings, fixed when formatting.
+  std::uint32_t slab_page_size;
+  std::uint32_t slab_min_size;
+  std::uint64_t slab_growth_factor;  // the bits of a double
+  std::uint32_t slab_chunk_max;
+  std::uint32_t reserved2;      // 0
+  std::uint64_t slab_checksum;  // XXH64 of [128, 152)
+  std::uint64_t reserved3[4];   // 0
 };
 static_assert(offsetof(Superblock, layout_version) == 8);
 static_assert(offsetof(Superblock, pool_size) == 16);
@@ -43,7 +52,9 @@ static_assert(offsetof(Superblock, clean) == 72);
 static_assert(offsetof(Superblock, cas_high_water) == 80);
 static_assert(offsetof(Superblock, flush_select) == 88);
 static_assert(offsetof(Superblock, flush_slot) == 96);
-static_assert(sizeof(Superblock) == 128 && sizeof(Superblock) <= kSuperblockSize);
+static_assert(offsetof(Superblock, slab_page_size) == 128);
+static_assert(offsetof(Superblock, slab_checksum) == 152);
+static_assert(sizeof(Superblock) == 192 && sizeof(Superblock) <= kSuperblockSize);
 constexpr std::size_t kChecksummedBytes = offsetof(Superblock, checksum);
 
 std::mutex g_flush_state_mutex;  // serialises writers of the double-buffered flush state
@@ -52,13 +63,32 @@ std::uint64_t checksum_of(const Superblock& sb) noexcept {
   return XXH64(&sb, kChecksummedBytes, 0);
 }
 
+std::uint64_t slab_checksum_of(const Superblock& sb) noexcept {
+  return XXH64(&sb.slab_page_size, offsetof(Superblock, slab_checksum) - 128, 0);
+}
+
+SlabSettings slab_settings_of(const Superblock& sb) noexcept {
+  SlabSettings s;
+  s.page_size = sb.slab_page_size;
+  s.min_size = sb.slab_min_size;
+  s.growth_factor = std::bit_cast<double>(sb.slab_growth_factor);
+  s.chunk_max = sb.slab_chunk_max;
+  return s;
+}
+
 // The superblock that formatting writes before its magic: fields, and the checksum they will
 // have once the magic is in place.
-Superblock fresh_superblock(std::string_view engine, std::uint64_t pool_size) noexcept {
+Superblock fresh_superblock(std::string_view engine, std::uint64_t pool_size,
+                            const SlabSettings& slabs) noexcept {
   Superblock sb;
   std::memset(static_cast<void*>(&sb), 0, sizeof(sb));
   sb.layout_version = kLayoutVersion;
   sb.pool_size = pool_size;
+  sb.slab_page_size = slabs.page_size;
+  sb.slab_min_size = slabs.min_size;
+  sb.slab_growth_factor = std::bit_cast<std::uint64_t>(slabs.growth_factor);
+  sb.slab_chunk_max = slabs.chunk_max;
+  sb.slab_checksum = slab_checksum_of(sb);
   std::memcpy(sb.engine, engine.data(), engine.size());
   std::memcpy(sb.magic, kMagic, sizeof(kMagic));
   sb.checksum = checksum_of(sb);
@@ -95,7 +125,7 @@ Pool::Pool(std::unique_ptr<PmRegion> region, bool created)
     : region_(std::move(region)), created_(created) {}
 
 std::unique_ptr<Pool> Pool::open_file(const std::string& path, std::size_t size,
-                                      std::string_view engine) {
+                                      std::string_view engine, const SlabSettings& slabs) {
   std::error_code ec;
   if (size < kMinPoolSize && !std::filesystem::exists(path, ec)) {
     throw PoolError("pool " + path + ": size " + std::to_string(size) +
@@ -103,15 +133,17 @@ std::unique_ptr<Pool> Pool::open_file(const std::string& path, std::size_t size,
   }
   bool created = false;
   std::unique_ptr<PmRegion> region = PmRegion::map_file(path, size, created);
-  return open_region(std::move(region), engine, "pool " + path);
-}
-
-std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::string_view engine) {
-  return open_region(std::move(region), engine, "pool (in memory)");
+  return open_region(std::move(region), engine, slabs, "pool " + path);
 }
 
 std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::string_view engine,
-                                        const std::string& where) {
+                                        const SlabSettings& slabs) {
+  return open_region(std::move(region), engine, slabs, "pool (in memory)");
+}
+
+std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::string_view engine,
+                                        const SlabSettings& slabs, const std::string& where) {
+  if (const auto error = slab_settings_error(slabs)) throw PoolError(where + ": " + *error);
   if (engine.empty() || engine.size() >= kEngineNameSize) {
     throw PoolError("engine name '" + std::string(engine) + "' is empty or too long for a pool");
   }
@@ -120,10 +152,10 @@ std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::s
                     std::to_string(region->size()) + " bytes)");
   }
   const bool unformatted =
-      is_unformatted(*superblock(*region), fresh_superblock(engine, region->size()));
+      is_unformatted(*superblock(*region), fresh_superblock(engine, region->size(), slabs));
   std::unique_ptr<Pool> pool(new Pool(std::move(region), unformatted));
   if (unformatted) {
-    pool->format(engine);
+    pool->format(engine, slabs);
   } else {
     pool->validate(engine, where);
     pool->was_clean_ = load(superblock(*pool->region_)->clean) != 0;
@@ -133,11 +165,11 @@ std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::s
   return pool;
 }
 
-void Pool::format(std::string_view engine) {
+void Pool::format(std::string_view engine, const SlabSettings& slabs) {
   Superblock* sb = superblock(*region_);
   // Fields first (persisted), the magic last: a crash before the magic is durable leaves a
   // pool that the next open formats again.
-  const Superblock fresh = fresh_superblock(engine, region_->size());
+  const Superblock fresh = fresh_superblock(engine, region_->size(), slabs);
   std::memcpy(static_cast<void*>(sb), &fresh, sizeof(fresh));
   region_->persist(sb, sizeof(*sb));
   std::memcpy(sb->magic, kMagic, sizeof(kMagic));
@@ -151,11 +183,16 @@ void Pool::validate(std::string_view engine, std::string_view where) const {
     throw PoolError(at + " is not a pmcached pool");
   }
   // The version before the checksum: another layout version may checksum differently.
-  if (sb.layout_version != kLayoutVersion) {
+  if (sb.layout_version != kLayoutVersion && sb.layout_version != kLegacyLayoutVersion) {
     throw PoolError(at + " has layout version " + std::to_string(sb.layout_version) +
-                    ", this pmcached reads version " + std::to_string(kLayoutVersion));
+                    ", this pmcached reads versions " + std::to_string(kLegacyLayoutVersion) +
+                    " and " + std::to_string(kLayoutVersion));
   }
   if (sb.checksum != checksum_of(sb)) throw PoolError(at + " superblock is corrupt");
+  if (sb.layout_version == kLayoutVersion &&
+      (sb.slab_checksum != slab_checksum_of(sb) || slab_settings_error(slab_settings_of(sb)))) {
+    throw PoolError(at + " superblock is corrupt (slab settings)");
+  }
   const std::string_view name(sb.engine, strnlen(sb.engine, sizeof(sb.engine)));
   if (name != engine) {
     throw PoolError(at + " was created by engine '" + std::string(name) + "', not '" +
@@ -169,6 +206,19 @@ void Pool::validate(std::string_view engine, std::string_view where) const {
     throw PoolError(at + " is " + std::to_string(region_->size()) +
                     " bytes but its superblock says " + std::to_string(sb.pool_size));
   }
+}
+
+std::uint32_t Pool::layout_version() const noexcept { return superblock(*region_)->layout_version; }
+
+std::optional<SlabSettings> Pool::slab_settings() const noexcept {
+  const Superblock& sb = *superblock(*region_);
+  if (sb.layout_version == kLegacyLayoutVersion) return std::nullopt;
+  return slab_settings_of(sb);
+}
+
+HeapGeometry Pool::heap_geometry() const {
+  const std::optional<SlabSettings> slabs = slab_settings();
+  return slabs ? HeapGeometry::slabs(*slabs) : HeapGeometry::legacy();
 }
 
 std::uint64_t Pool::root() const noexcept { return load(superblock(*region_)->root); }

@@ -33,7 +33,7 @@ LogInstance LogInstance::fresh(std::size_t log_bytes, pm::CrashSimulator* sim) {
   LogInstance out;
   out.pool = pm::Pool::open_region(pm::PmRegion::in_memory(kPoolBytes, sim), kEngine);
   out.allocator = std::make_unique<pm::Allocator>(out.pool->region(), out.pool->heap_begin(),
-                                                  out.pool->heap_end());
+                                                  out.pool->heap_end(), out.pool->heap_geometry());
   out.log = RedoLog::create(*out.pool, *out.allocator, log_bytes, kPageFileId);
   return out;
 }
@@ -43,7 +43,7 @@ LogInstance LogInstance::restart(const std::vector<char>& image, std::uint64_t r
   LogInstance out;
   out.pool = pm::Pool::open_region(pm::PmRegion::from_image(image, sim), kEngine);
   out.allocator = std::make_unique<pm::Allocator>(out.pool->region(), out.pool->heap_begin(),
-                                                  out.pool->heap_end());
+                                                  out.pool->heap_end(), out.pool->heap_geometry());
   out.log = RedoLog::open(*out.pool, root, kPageFileId);
   out.allocator->begin_rebuild();
   int blocks = 0;

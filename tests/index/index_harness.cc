@@ -53,7 +53,8 @@ Harness::Harness(std::string engine, std::size_t bytes, pm::CrashSimulator* simu
     : name_(std::move(engine)), inspect_(inspector_for(name_)) {
   pool_ = pm::Pool::open_region(pm::PmRegion::in_memory(bytes, simulator), name_);
   pool_->mark_in_use();  // as the server does once it serves from a pool
-  allocator_ = std::make_unique<pm::Allocator>(region(), pool_->heap_begin(), pool_->heap_end());
+  allocator_ = std::make_unique<pm::Allocator>(region(), pool_->heap_begin(), pool_->heap_end(),
+                                               pool_->heap_geometry());
   create_engine();
 }
 
@@ -61,7 +62,8 @@ Harness::Harness(std::string engine, const std::vector<char>& image, pm::CrashSi
     : name_(std::move(engine)), inspect_(inspector_for(name_)) {
   pool_ = pm::Pool::open_region(pm::PmRegion::from_image(image, simulator), name_);
   pool_->mark_in_use();
-  allocator_ = std::make_unique<pm::Allocator>(region(), pool_->heap_begin(), pool_->heap_end());
+  allocator_ = std::make_unique<pm::Allocator>(region(), pool_->heap_begin(), pool_->heap_end(),
+                                               pool_->heap_geometry());
   allocator_->begin_rebuild();
   create_engine();
   engine_->recover();
