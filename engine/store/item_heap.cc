@@ -42,7 +42,8 @@ namespace {
 class DramHeap final : public ItemHeap {
  public:
   DramHeap(std::size_t bytes, const pm::SlabSettings& slabs)
-      : region_(pm::PmRegion::anonymous(mapping_bytes(bytes, slabs.page_size))),
+      : region_(pm::PmRegion::anonymous(
+            mapping_bytes(bytes, slabs.page_size, pm::slab_class_sizes(slabs).size() + 1))),
         allocator_(*region_, kHeapBegin, region_->size(), pm::HeapGeometry::slabs(slabs)) {}
 
   ItemHeader* allocate(std::size_t size) noexcept override {
@@ -87,9 +88,13 @@ class DramHeap final : public ItemHeap {
  private:
   static constexpr std::uint64_t kHeapBegin = 4096;  // offset 0 is "no block"
 
-  // The mapping for `bytes` of pages (at least one) with the allocator's header table.
-  static std::size_t mapping_bytes(std::size_t bytes, std::size_t page) noexcept {
-    const std::size_t pages = std::max<std::size_t>(1, (bytes + page - 1) / page);
+  // The mapping for `bytes` of pages with the allocator's header table, and one page more per
+  // class: like memcached, which lets a class have its first page even past the memory limit,
+  // so that a small -m still serves every class (the store's limit still bounds the blocks in
+  // use; pages never touched cost no memory).
+  static std::size_t mapping_bytes(std::size_t bytes, std::size_t page,
+                                   std::size_t classes) noexcept {
+    const std::size_t pages = (bytes + page - 1) / page + classes;
     const std::size_t table = (pages * pm::kChunkHeaderBytes + 4095) / 4096 * 4096;
     return kHeapBegin + table + pages * page;
   }
