@@ -2,7 +2,14 @@
 // (4 if flags) + value + 2, classes 96, 120, 152, ... from `memcached -vv`), in the DRAM heap and
 // in a pool's heap, and the per-class counters count what memcached's `stats slabs` / `stats
 // items` count.
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include "engine/open_store.h"
 #include "engine/pm/pm_region.h"
@@ -118,7 +125,7 @@ TEST_F(StoreTest, ClassCountersCountLikeMemcacheds) {
   EXPECT_EQ(one.touch_hits, 1u);
   EXPECT_EQ(one.incr_hits, 1u);
   EXPECT_EQ(one.delete_hits, 1u);
-  EXPECT_EQ(one.number, 1u);  // "n"
+  EXPECT_EQ(one.number, 1u);   // "n"
   EXPECT_EQ(six.cmd_set, 3u);  // the set and both cas (memcached counts a refused cas too)
   EXPECT_EQ(six.get_hits, 3u);
   EXPECT_EQ(six.cas_badval, 1u);
@@ -166,6 +173,105 @@ TEST(StoreSlabs, EvictionsAreCountedInTheClassTheyCameFrom) {
   EXPECT_GT(c.evicted_time, 0u);
   EXPECT_EQ(c.number + c.evicted, 2000u);
   EXPECT_EQ(store.stats().evictions, c.evicted);
+}
+
+// A pool formatted by a pmcached of layout 1 (before memcached's classes): superblock version 1,
+// 256 KiB chunks with in-chunk headers. It opens, keeps its geometry and layout, and its items
+// survive a restart.
+TEST(StoreSlabs, LayoutOnePoolsKeepTheirGeometry) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("pmcached_layout1_" + std::to_string(::getpid()) + ".pool");
+  constexpr std::size_t kSize = 16u << 20;
+  {
+    // What layout 1's format wrote: line 0 (magic, version 1, size, engine, XXH64), zeros after.
+    std::vector<char> superblock(4096, 0);
+    std::memcpy(superblock.data(), "PMCACHED", 8);
+    const std::uint32_t version = 1;
+    std::memcpy(superblock.data() + 8, &version, 4);
+    const std::uint64_t size = kSize;
+    std::memcpy(superblock.data() + 16, &size, 8);
+    std::memcpy(superblock.data() + 24, "wort", 4);
+    const std::uint64_t checksum = XXH64(superblock.data(), 56, 0);
+    std::memcpy(superblock.data() + 56, &checksum, 8);
+    std::ofstream out(path, std::ios::binary);
+    out.write(superblock.data(), static_cast<std::streamsize>(superblock.size()));
+    out.seekp(static_cast<std::streamoff>(kSize - 1));
+    out.put('\0');
+  }
+  ManualClock clock(1'700'000'000);
+  const auto open = [&] {
+    StoreConfig config;
+    config.engine = "wort";
+    config.pool_path = path.string();
+    return open_store(std::move(config), clock);
+  };
+  {
+    auto opened = open();
+    Store& store = opened->store();
+    EXPECT_FALSE(store.slab_settings().has_value());
+    for (int i = 0; i < 100; ++i) {
+      std::string key = "key";
+      key += std::to_string(i);
+      const std::string value(static_cast<std::size_t>(i) * 50, 'v');
+      StoreRequest r;
+      r.key = key;
+      r.value = value;
+      ASSERT_EQ(store.store(r).status, StoreStatus::kStored);
+    }
+    const SlabStats stats = store.slab_stats();
+    EXPECT_EQ(stats.page_size, 256u << 10);
+    EXPECT_EQ(stats.classes.front().chunk_size, 64u);  // layout 1's smallest class
+    opened->close();
+  }
+  {
+    std::ifstream in(path, std::ios::binary);
+    char head[12];
+    in.read(head, sizeof head);
+    std::uint32_t version = 0;
+    std::memcpy(&version, head + 8, 4);
+    EXPECT_EQ(version, 1u) << "the pool keeps its layout";
+  }
+  {
+    auto opened = open();
+    for (int i = 0; i < 100; ++i) {
+      std::string key = "key";
+      key += std::to_string(i);
+      GetRequest g;
+      g.key = key;
+      std::size_t found = 0;
+      ASSERT_EQ(opened->store().get(g, [&](const ItemView& v) { found = v.value.size(); }).status,
+                StoreStatus::kHit);
+      EXPECT_EQ(found, static_cast<std::size_t>(i) * 50);
+    }
+  }
+  std::filesystem::remove(path);
+}
+
+// A pool keeps the slab settings it was made with, whatever a later start asks for.
+TEST(StoreSlabs, ReopenedPoolKeepsItsSlabSettings) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("pmcached_slabs_" + std::to_string(::getpid()) + ".pool");
+  std::filesystem::remove(path);
+  ManualClock clock(1'700'000'000);
+  const auto open = [&](double factor) {
+    StoreConfig config;
+    config.engine = "wort";
+    config.pool_path = path.string();
+    config.pool_bytes = 8u << 20;
+    config.options.slabs.growth_factor = factor;
+    return open_store(std::move(config), clock);
+  };
+  {
+    auto opened = open(2.0);
+    EXPECT_EQ(opened->store().slab_stats().classes[1].chunk_size, 192u);
+    opened->close();
+  }
+  auto reopened = open(1.25);
+  ASSERT_TRUE(reopened->store().slab_settings().has_value());
+  EXPECT_EQ(reopened->store().slab_settings()->growth_factor, 2.0);
+  EXPECT_EQ(reopened->store().slab_stats().classes[1].chunk_size, 192u);
+  reopened.reset();
+  std::filesystem::remove(path);
 }
 
 }  // namespace
