@@ -63,6 +63,7 @@ struct Chunk {
   BlockUse use = BlockUse::kItem;
   std::uint64_t stamp = 0;            // the allocation tick of its newest block
   std::vector<std::uint64_t> bitmap;  // kSmall: blocks in use
+  std::uint32_t free_hint = 0;        // kSmall: no bitmap word before it has a free block
   // kSmall, kLarge: one per block. Never reallocated while a block is in use (links() reads the
   // pointer without the mutex).
   std::unique_ptr<BlockLinks[]> links;
@@ -233,6 +234,7 @@ struct Allocator::Impl {
     c.size_class = size_class;
     c.use = use;
     c.used = 0;
+    c.free_hint = 0;
     c.bitmap.assign((blocks_per_chunk[size_class] + 63) / 64, 0);
     c.links = std::make_unique<BlockLinks[]>(blocks_per_chunk[size_class]);
   }
@@ -265,10 +267,13 @@ struct Allocator::Impl {
     const std::uint32_t index = partial[size_class].back();
     Chunk& c = chunks[index];
     std::uint32_t block = 0;
-    for (std::size_t w = 0; w < c.bitmap.size(); ++w) {
+    // A 1 MiB page of small blocks has a long bitmap: start at the first word that may have a
+    // free block rather than at word 0.
+    for (std::size_t w = c.free_hint; w < c.bitmap.size(); ++w) {
       if (c.bitmap[w] != ~std::uint64_t{0}) {
         block = static_cast<std::uint32_t>(w * 64 + std::countr_one(c.bitmap[w]));
         c.bitmap[w] |= std::uint64_t{1} << (block % 64);
+        c.free_hint = static_cast<std::uint32_t>(w);
         break;
       }
     }
@@ -368,6 +373,7 @@ struct Allocator::Impl {
       return;
     }
     c.bitmap[block / 64] &= ~(std::uint64_t{1} << (block % 64));
+    c.free_hint = std::min(c.free_hint, block / 64);
     const bool was_full = c.used == blocks_per_chunk[c.size_class];
     --c.used;
     if (c.used == 0) {

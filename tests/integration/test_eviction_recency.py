@@ -6,7 +6,7 @@ key order says nothing about age. Before the fix the persistent engines kept onl
 them (chunk evacuation emptied the chunks being filled), and the volatile engine's key-order
 CLOCK evicted at random (~86-90%).
 
-Reference figures with the same workload and seed: memcached 1.6.18 -m 16 keeps ~77% (its
+Reference figures with the workload of issue 15 (-m 16, 6 x written): memcached 1.6.18 keeps ~77% (its
 1 MB slab pages are few at -m 16, and classes keep the pages of their first fill), so running
 this file against memcached fails: the bar here is higher than memcached's own.
 
