@@ -466,8 +466,8 @@ BlockLinks& Allocator::links(std::uint64_t offset) const noexcept {
   return c.links[(rel % impl_->chunk_bytes - impl_->data_offset) / impl_->sizes[c.size_class]];
 }
 
-std::size_t Allocator::rounded_size(std::size_t size) const noexcept {
-  const std::uint32_t size_class = impl_->class_for(size, BlockUse::kItem);
+std::size_t Allocator::rounded_size(std::size_t size, BlockUse use) const noexcept {
+  const std::uint32_t size_class = impl_->class_for(size, use);
   if (size_class != kNone) return impl_->sizes[size_class];
   const std::uint64_t chunk = impl_->chunk_bytes;
   return impl_->run_bytes((size + impl_->data_offset + chunk - 1) / chunk);

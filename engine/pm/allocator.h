@@ -122,8 +122,9 @@ class Allocator {
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> evacuation_candidates(
       std::size_t size, std::size_t count) const;
 
-  // The size of the block that allocate(size) would hand out (its size class).
-  [[nodiscard]] std::size_t rounded_size(std::size_t size) const noexcept;
+  // The size of the block that allocate(size, use) would hand out (its size class).
+  [[nodiscard]] std::size_t rounded_size(std::size_t size,
+                                         BlockUse use = BlockUse::kItem) const noexcept;
   // The item class allocate(size) uses: 0 .. class_count() - 1, the last one for large runs.
   [[nodiscard]] std::size_t size_class(std::size_t size) const noexcept;
   [[nodiscard]] std::size_t class_count() const noexcept;
