@@ -2,7 +2,11 @@
 #   docker build -t pmcached .
 #   docker run -p 11211:11211 -v pmcached-data:/data pmcached [extra pmcached flags]
 # Extra arguments are appended to the defaults below; a repeated flag keeps its last value.
-# The HEALTHCHECK talks to port 11211, so keep that port inside the container.
+# The port inside the container is PMCACHED_PORT (default 11211), read by both the server and the
+# HEALTHCHECK: change it with `-e PMCACHED_PORT=11311`, not with a -p argument to pmcached (the
+# health check would still knock on the old port).
+# The server runs as user pmcached (`docker run --rm --entrypoint id pmcached` shows its uid): a
+# bind-mounted /data must be writable by that uid; if it is not, pmcached says which uid it is.
 
 # ---- build stage: the build-only part of scripts/install-deps.sh, Release, tests off ----
 FROM debian:bookworm AS build
@@ -33,7 +37,10 @@ RUN pmcached --version
 USER pmcached
 WORKDIR /data
 VOLUME /data
-EXPOSE 11211
+ENV PMCACHED_PORT=11211
+EXPOSE ${PMCACHED_PORT}
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/11211 && printf 'version\\r\\n' >&3 && read -r -t 3 line <&3 && [[ $line == VERSION* ]]"]
-ENTRYPOINT ["pmcached", "-l", "0.0.0.0", "-p", "11211", "--pool", "/data/pmcached.pool"]
+  CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${PMCACHED_PORT} && printf 'version\\r\\n' >&3 && read -r -t 3 line <&3 && [[ $line == VERSION* ]]"]
+# A shell only to read PMCACHED_PORT; exec leaves pmcached as PID 1 (it gets SIGTERM), and "$@"
+# passes the extra arguments on.
+ENTRYPOINT ["/bin/sh", "-c", "exec pmcached -l 0.0.0.0 -p \"$PMCACHED_PORT\" --pool /data/pmcached.pool \"$@\"", "pmcached"]

@@ -70,8 +70,7 @@ Row run(const engine::EngineInfo& info, Distribution dist, const std::vector<std
   row.latency_ns = latency_ns;
   pm::configure({pm::FlushInstruction::kAuto, 0});
   auto pool = pm::Pool::open_region(pm::PmRegion::in_memory(n * 320 + (64u << 20)), info.name);
-  pm::Allocator allocator(pool->region(), pool->heap_begin(), pool->heap_end(),
-                          pool->heap_geometry());
+  pm::Allocator allocator(*pool);
   pm::PmRegion* region = &pool->region();
   std::vector<ItemRef> refs(n);
   for (std::size_t i = 0; i < n; ++i) {  // the items, as the store would have written them

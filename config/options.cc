@@ -122,11 +122,17 @@ void add_options(CLI::App& app, Options& options, RawOptions& raw, bool& version
       ->type_name("PORT");
   app.add_option("-l,--listen", options.listen_address, "Interface to listen on; default 127.0.0.1")
       ->type_name("ADDR");
-  app.add_option("-t,--threads", raw.threads, "Worker threads; default: one per hardware thread")
+  app.add_option(
+         "-t,--threads", raw.threads,
+         "Worker threads; default 4, as memcached (not the host's CPU count, which a container "
+         "does not own)")
       ->type_name("N");
   app.add_option("-c,--conn-limit", raw.conn_limit, "Max simultaneous connections; default 1024")
       ->type_name("N");
-  app.add_option("-m,--memory-limit", raw.memory_limit, "Item memory in megabytes; default 64")
+  app.add_option(
+         "-m,--memory-limit", raw.memory_limit,
+         "Item memory in megabytes; default 64. Persistent engines: the size of a new pool (an "
+         "existing pool keeps its size)")
       ->type_name("MB");
   app.add_flag("-M,--disable-evictions", options.no_evict,
                "Return an error when memory is full instead of evicting");

@@ -19,7 +19,7 @@ namespace pmcached::config {
 struct Options {
   std::string listen_address = "127.0.0.1";      // -l / --listen
   std::uint16_t port = 11211;                    // -p / --port
-  unsigned threads = 0;                          // -t / --threads; 0 = hardware threads
+  unsigned threads = 4;                          // -t / --threads (memcached's default)
   std::size_t max_connections = 1024;            // -c / --conn-limit
   std::size_t memory_limit_mb = 64;              // -m / --memory-limit
   bool no_evict = false;                         // -M / --disable-evictions

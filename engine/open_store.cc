@@ -78,8 +78,7 @@ PersistentStore::PersistentStore(const EngineInfo& info, StoreConfig& config, co
   } catch (const pm::PoolError& error) {
     throw StoreOpenError(error.what());
   }
-  allocator_ = std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(),
-                                               pool_->heap_end(), pool_->heap_geometry());
+  allocator_ = std::make_unique<pm::Allocator>(*pool_);
   try {
     open_engine(config, clock, where);
   } catch (...) {

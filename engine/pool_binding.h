@@ -22,9 +22,7 @@ class PoolBinding {
       : pool_(context.pool), allocator_(context.allocator) {
     if (pool_ == nullptr || allocator_ == nullptr) {
       own_pool_ = pm::Pool::open_region(pm::PmRegion::in_memory(kPrivatePoolBytes), engine_name);
-      own_allocator_ =
-          std::make_unique<pm::Allocator>(own_pool_->region(), own_pool_->heap_begin(),
-                                          own_pool_->heap_end(), own_pool_->heap_geometry());
+      own_allocator_ = std::make_unique<pm::Allocator>(*own_pool_);
       pool_ = own_pool_.get();
       allocator_ = own_allocator_.get();
     }

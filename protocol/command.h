@@ -43,6 +43,54 @@ enum class CommandKind : std::uint8_t {
   kMetaArithmetic,  // ma
   kMetaNoop,        // mn
   kMetaDebug,       // me
+  // Admin and monitoring (admin_parser.cc; the verb and arguments are in `admin`).
+  kLruCrawler,     // lru_crawler crawl|metadump|tocrawl|sleep|enable|disable
+  kSlabs,          // slabs reassign|automove
+  kCacheMemlimit,  // cache_memlimit <megabytes> [noreply]
+  kWatch,          // watch [event kinds...]
+  // Binary protocol only.
+  kNoop,  // NOOP
+};
+
+// What an admin command asks for. The parser answers memcached's syntax errors itself; the
+// server judges the values (class ids, limits) and answers the rest.
+enum class AdminVerb : std::uint8_t {
+  kNone,
+  kCrawl,          // lru_crawler crawl <classes>
+  kMetadump,       // lru_crawler metadump <classes>
+  kTocrawl,        // lru_crawler tocrawl <n>
+  kSleep,          // lru_crawler sleep <microseconds>
+  kEnable,         // lru_crawler enable
+  kDisable,        // lru_crawler disable
+  kReassign,       // slabs reassign <source> <destination>
+  kAutomove,       // slabs automove <0|1|2> (a level above 2 is the server's ERROR)
+  kAutomoveRatio,  // slabs automove ratio <ratio> <any>
+};
+
+// memcached's log-watcher event kinds (`watch fetchers mutations ...`), as bits.
+enum WatchFlag : std::uint16_t {
+  kWatchRawcmds = 1u << 0,
+  kWatchEvictions = 1u << 1,
+  kWatchFetchers = 1u << 2,
+  kWatchMutations = 1u << 3,
+  kWatchSysevents = 1u << 4,
+  kWatchConnevents = 1u << 5,
+  kWatchProxyreqs = 1u << 6,
+  kWatchProxyevents = 1u << 7,
+  kWatchProxyuser = 1u << 8,
+};
+
+struct AdminArgs {
+  AdminVerb verb = AdminVerb::kNone;
+  std::string_view classes;      // crawl, metadump: "all" or "1,2,..." as sent
+  std::uint32_t number = 0;      // tocrawl, sleep, automove level, cache_memlimit megabytes
+  std::int32_t source = 0;       // slabs reassign
+  std::int32_t destination = 0;  // slabs reassign
+  double ratio = 0;              // slabs automove ratio
+  std::uint16_t watch = 0;       // watch: WatchFlag bits
+  // stats cachedump <class> <limit>: the class is in `number`; `bad_number` if either is not one.
+  std::uint32_t limit = 0;
+  bool bad_number = false;
 };
 
 // One meta flag as sent: its letter and its token (empty if none), in request order.
@@ -88,6 +136,17 @@ struct MetaFlags {
   char mode = 0;  // M(token): ms E/A/P/R/S, ma I/+/D/-; 0 = default
 };
 
+// What a binary-protocol request adds to its Command (binary_parser.h): the reply's envelope
+// and the fields text commands do not have. `active` is false for text and meta commands.
+struct BinaryFrame {
+  bool active = false;
+  std::uint8_t opcode = 0;  // as sent, quiet variants included (echoed in the reply)
+  std::uint32_t opaque = 0;
+  bool quiet = false;         // a q opcode: success replies (and get misses) are not sent
+  bool create = false;        // incr/decr: create the item on a miss (expiration != 0xffffffff)
+  std::uint64_t initial = 0;  // incr/decr: the value of an item created on a miss
+};
+
 struct Command {
   CommandKind kind = CommandKind::kGet;
 
@@ -98,7 +157,7 @@ struct Command {
 
   std::uint32_t client_flags = 0;  // storage commands
   std::int64_t exptime = 0;        // storage, touch, gat/gats
-  std::uint64_t cas_unique = 0;    // cas
+  std::uint64_t cas_unique = 0;    // cas; binary: the header's cas (0 = none) of any command
   std::uint64_t delta = 0;         // incr/decr
   std::int64_t delay = 0;          // flush_all [delay]
   std::uint32_t verbosity = 0;     // verbosity level
@@ -112,8 +171,11 @@ struct Command {
   std::string_view data;         // the data block without its "\r\n"
   std::string_view stats_group;  // all text after "stats", trimmed: "", "settings",
                                  // "items", "reset", "engine", "detail dump", ...
+                                 // (its tokens, up to memcached's 22, are in `keys`)
+  AdminArgs admin;               // kLruCrawler, kSlabs, kCacheMemlimit, kWatch
 
   MetaFlags meta;           // mg/ms/md/ma/me
+  BinaryFrame binary;       // binary-protocol requests
   std::string decoded_key;  // storage for a base64-decoded meta key
 
   // Resets to a default command, keeping vector capacity (the parser reuses one Command).

@@ -187,6 +187,16 @@ LineOutcome parse_line(std::string_view line, Command& command, const ParserLimi
   if (name == "stats") {
     command.kind = CommandKind::kStats;
     command.stats_group = trim_spaces(rest);
+    Tokens tokens;
+    detail::tokenize(line, tokens);
+    // memcached keeps 23 tokens: the subcommand and its arguments are the 22 after "stats".
+    for (std::size_t i = 1; i < std::min<std::size_t>(tokens.count, 23); ++i) {
+      command.keys.push_back(tokens.token[i]);
+    }
+    if (command.keys.size() >= 3 && command.keys[0] == "cachedump") {
+      command.admin.bad_number = !detail::parse_u32(command.keys[1], command.admin.number) ||
+                                 !detail::parse_u32(command.keys[2], command.admin.limit);
+    }
     return LineOutcome::done();
   }
   if (name == "shutdown") {
@@ -200,6 +210,7 @@ LineOutcome parse_line(std::string_view line, Command& command, const ParserLimi
   if (name.size() == 2 && name[0] == 'm') {
     return detail::parse_meta_command(tokens, command, limits);
   }
+  if (LineOutcome admin; detail::parse_admin_command(tokens, command, admin)) return admin;
   switch (name[0]) {
     case 's':
       if (name == "set") return parse_storage(tokens, CommandKind::kSet, command, limits);
@@ -257,6 +268,13 @@ LineOutcome parse_line(std::string_view line, Command& command, const ParserLimi
       break;
     default: break;
   }
+  // memcached answers ERROR for an unknown word that starts like one of its frequent commands;
+  // only the other unknown lines get the HTTP check, which closes silently.
+  static constexpr std::string_view kFrequentInitials = "gsacidt";
+  if (kFrequentInitials.find(name[0]) == std::string_view::npos &&
+      detail::looks_like_http(tokens)) {
+    return LineOutcome::close_silently();
+  }
   return LineOutcome::error(reply::kError);
 }
 
@@ -293,6 +311,7 @@ ParseResult Parser::parse(std::string_view input, Command& command) {
         return defer_until_swallowed(line_size, outcome.data_length, outcome.error_reply, nullptr);
       }
       return ParseResult{ParseStatus::kError, line_size, outcome.error_reply, false};
+    case LineOutcome::Kind::kClose: return ParseResult{ParseStatus::kError, line_size, {}, true};
     case LineOutcome::Kind::kNeedData: break;
   }
 

@@ -47,6 +47,7 @@ struct LineOutcome {
     kDone,      // the command is complete
     kNeedData,  // complete once a data block of `data_length` bytes (+ "\r\n") is read
     kError,     // reply `error_reply` (may be empty: suppressed by noreply)
+    kClose,     // close the connection without a reply
   };
   Kind kind = Kind::kDone;
   std::string_view error_reply;
@@ -60,6 +61,7 @@ struct LineOutcome {
   static LineOutcome error(std::string_view text) noexcept {
     return {Kind::kError, text, 0, false};
   }
+  static LineOutcome close_silently() noexcept { return {Kind::kClose, {}, 0, false}; }
   static LineOutcome error_and_swallow(std::string_view text, std::size_t length) noexcept {
     return {Kind::kError, text, length, true};
   }
@@ -79,5 +81,15 @@ inline constexpr std::int32_t kMaxDataLength = 0x7fffffff - 2;
 // Meta commands (mg ms md ma mn me); `tokens.token[0]` is the two-letter command.
 [[nodiscard]] LineOutcome parse_meta_command(const Tokens& tokens, Command& command,
                                              const ParserLimits& limits);
+
+// lru_crawler, slabs, cache_memlimit and watch (admin_parser.cc). False if `tokens` is none of
+// them; else `outcome` is the answer.
+[[nodiscard]] bool parse_admin_command(const Tokens& tokens, Command& command,
+                                       LineOutcome& outcome);
+
+// memcached's last resort for a line it does not know: if its last token (or its 23rd, when
+// there are more) starts with "HTTP/", the client is a web browser or probe and the connection
+// is closed without a word.
+[[nodiscard]] bool looks_like_http(const Tokens& tokens) noexcept;
 
 }  // namespace pmcached::protocol::detail

@@ -42,4 +42,26 @@ inline constexpr std::string_view kStatsDetailUsage =
 inline constexpr std::string_view kMetaOutOfMemory = "SERVER_ERROR out of memory\r\n";
 inline constexpr std::string_view kReadLimit = "SERVER_ERROR out of memory reading request\r\n";
 
+// Admin and monitoring commands (memcached 1.6.18's words).
+inline constexpr std::string_view kBadCommandLine = "CLIENT_ERROR bad command line\r\n";
+inline constexpr std::string_view kIllegalSlabId = "CLIENT_ERROR Illegal slab id\r\n";
+inline constexpr std::string_view kSleepTooLong =
+    "CLIENT_ERROR sleep must be one second or less\r\n";
+inline constexpr std::string_view kCrawlerDisabled = "CLIENT_ERROR lru crawler disabled\r\n";
+inline constexpr std::string_view kCrawlerBadClass = "BADCLASS invalid class id\r\n";
+inline constexpr std::string_view kCrawlerNotStarted = "NOTSTARTED no items to crawl\r\n";
+inline constexpr std::string_view kMetadumpPipelined =
+    "ERROR cannot pipeline other commands before metadump\r\n";
+inline constexpr std::string_view kWatchPipelined =
+    "ERROR cannot pipeline other commands before watch\r\n";
+inline constexpr std::string_view kReassignBadClass = "BADCLASS invalid src or dst class id\r\n";
+inline constexpr std::string_view kReassignNoSpare = "NOSPARE source class has no spare pages\r\n";
+inline constexpr std::string_view kReassignSame = "SAME src and dst class are identical\r\n";
+inline constexpr std::string_view kMemlimitTooSmall =
+    "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n";
+inline constexpr std::string_view kMemlimitNotBytes =
+    "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n";
+inline constexpr std::string_view kMemlimitFailed =
+    "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n";
+
 }  // namespace pmcached::protocol::reply

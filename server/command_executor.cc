@@ -2,6 +2,9 @@
 
 #include <optional>
 
+#include "protocol/binary_replies.h"
+#include "protocol/classic_replies.h"
+#include "server/admin_commands.h"
 #include "server/meta_flag_order.h"
 #include "server/stats_report.h"
 
@@ -66,6 +69,18 @@ std::optional<T> optional_if(bool present, T value) {
   return present ? std::optional<T>(value) : std::nullopt;
 }
 
+// memcached's cmd= word of a storage mode in mutation log lines.
+std::string_view mode_word(engine::StoreMode mode) noexcept {
+  switch (mode) {
+    case engine::StoreMode::kAdd: return "add";
+    case engine::StoreMode::kReplace: return "replace";
+    case engine::StoreMode::kAppend: return "append";
+    case engine::StoreMode::kPrepend: return "prepend";
+    case engine::StoreMode::kCas: return "cas";
+    default: return "set";
+  }
+}
+
 // memcached's per-item header, cas and terminators; `me` reports sizes the way it does.
 constexpr std::size_t kItemOverhead = 48 + 8 + 1 + 2;
 
@@ -83,51 +98,19 @@ std::int64_t shown_ttl(std::int64_t exptime, std::int64_t now, std::int64_t star
 }  // namespace
 
 CommandExecutor::CommandExecutor(ServerContext& context, ThreadStats& thread_stats)
-    : context_(context), thread_stats_(thread_stats) {}
+    : context_(context), thread_stats_(thread_stats), monitor_(context.admin) {}
 
 void CommandExecutor::request_shutdown() const {
   if (context_.request_shutdown) context_.request_shutdown();
 }
 
 AfterCommand CommandExecutor::execute(const Command& command, std::string& out) {
+  if (command.binary.active) {
+    protocol::BinaryReplies replies(out, command);
+    return execute_classic(command, replies);
+  }
   ReplyWriter writer(out);
-  engine::Store& store = context_.store;
   switch (command.kind) {
-    case CommandKind::kGet:
-    case CommandKind::kGets:
-    case CommandKind::kGat:
-    case CommandKind::kGats: retrieve(command, writer); break;
-    case CommandKind::kSet:
-    case CommandKind::kAdd:
-    case CommandKind::kReplace:
-    case CommandKind::kAppend:
-    case CommandKind::kPrepend:
-    case CommandKind::kCas: this->store(command, writer); break;
-    case CommandKind::kDelete: {
-      engine::DeleteRequest request;
-      request.key = command.key;
-      const StoreStatus status = store.remove(request);
-      if (!command.noreply) writer.outcome(to_outcome(status));
-      break;
-    }
-    case CommandKind::kIncr:
-    case CommandKind::kDecr: arithmetic(command, writer); break;
-    case CommandKind::kTouch: {
-      const StoreStatus status = store.touch(command.key, command.exptime);
-      if (!command.noreply) writer.outcome(to_outcome(status));
-      break;
-    }
-    case CommandKind::kFlushAll:
-      store.flush_all(command.delay);
-      if (!command.noreply) writer.raw(protocol::reply::kOk);
-      break;
-    case CommandKind::kStats: stats(command, writer); break;
-    case CommandKind::kVersion: writer.version(kVersionText); break;
-    case CommandKind::kVerbosity:
-      context_.verbosity.store(static_cast<int>(command.verbosity));
-      if (!command.noreply) writer.raw(protocol::reply::kOk);
-      break;
-    case CommandKind::kQuit: return AfterCommand::kClose;
     case CommandKind::kShutdown:
       if (!context_.options.enable_shutdown) {
         writer.raw(protocol::reply::kShutdownDisabled);
@@ -148,68 +131,153 @@ AfterCommand CommandExecutor::execute(const Command& command, std::string& out) 
       writer.raw(protocol::reply::kMetaNoop);
       break;
     case CommandKind::kMetaDebug: meta_debug(command, writer); break;
+    case CommandKind::kLruCrawler:
+    case CommandKind::kSlabs:
+    case CommandKind::kCacheMemlimit:
+    case CommandKind::kWatch: return run_admin_command(context_, command, out);
+    default: {
+      protocol::TextReplies replies(writer, command);
+      return execute_classic(command, replies);
+    }
   }
   return AfterCommand::kContinue;
 }
 
-void CommandExecutor::retrieve(const Command& command, ReplyWriter& writer) {
-  const bool with_cas = command.kind == CommandKind::kGets || command.kind == CommandKind::kGats;
+AfterCommand CommandExecutor::execute_classic(const Command& command,
+                                              protocol::ClassicReplies& replies) {
+  engine::Store& store = context_.store;
+  switch (command.kind) {
+    case CommandKind::kGet:
+    case CommandKind::kGets:
+    case CommandKind::kGat:
+    case CommandKind::kGats: retrieve(command, replies); break;
+    case CommandKind::kSet:
+    case CommandKind::kAdd:
+    case CommandKind::kReplace:
+    case CommandKind::kAppend:
+    case CommandKind::kPrepend:
+    case CommandKind::kCas: this->store(command, replies); break;
+    case CommandKind::kDelete: {
+      engine::DeleteRequest request;
+      request.key = command.key;
+      request.compare_cas = command.cas_unique;  // binary DELETE's cas; 0 for text
+      monitor_.delete_requested(command.key);
+      replies.outcome(to_outcome(store.remove(request)), 0);
+      break;
+    }
+    case CommandKind::kIncr:
+    case CommandKind::kDecr: arithmetic(command, replies); break;
+    case CommandKind::kTouch:
+      replies.outcome(to_outcome(store.touch(command.key, command.exptime)), 0);
+      break;
+    case CommandKind::kFlushAll:
+      store.flush_all(command.delay);
+      replies.ok();
+      break;
+    case CommandKind::kStats:
+      scratch_.clear();
+      // The admin groups (conns, detail, sizes, cachedump) are text-only for now: binary STAT
+      // does not split its key into the tokens they read.
+      if (command.binary.active || !write_admin_stats(context_, command, scratch_)) {
+        ReplyWriter text(scratch_);
+        write_stats(context_, command.stats_group, text);
+      }
+      replies.stats(scratch_);
+      break;
+    case CommandKind::kVersion: replies.version(kVersionText); break;
+    case CommandKind::kVerbosity:
+      context_.verbosity.store(static_cast<int>(command.verbosity));
+      replies.ok();
+      break;
+    case CommandKind::kNoop: replies.ok(); break;
+    case CommandKind::kQuit: replies.quit(); return AfterCommand::kClose;
+    default: break;  // shutdown and meta commands: execute() serves them
+  }
+  return AfterCommand::kContinue;
+}
+
+void CommandExecutor::retrieve(const Command& command, protocol::ClassicReplies& replies) {
   const bool touch = command.kind == CommandKind::kGat || command.kind == CommandKind::kGats;
   engine::GetRequest request;
   request.mark_win = false;  // only mg hands out recache win tokens (W); get/gets never do
   if (touch) request.touch_exptime = command.exptime;
+  request.count_get = !touch;
   for (std::string_view key : command.keys) {
     request.key = key;
+    bool found = false;
     (void)context_.store.get(request, [&](const engine::ItemView& item) {
-      if (command.key_too_long) return;  // looked up (and touched) but not answered
-      if (with_cas) {
-        writer.value_with_cas(item.key, item.client_flags, item.value, item.cas);
-      } else {
-        writer.value(item.key, item.client_flags, item.value);
-      }
+      found = true;
+      monitor_.fetched(key, &item, /*classic=*/true);
+      replies.hit(item.key, item.client_flags, item.value, item.cas);
     });
+    if (!found) {
+      monitor_.fetched(key, nullptr, /*classic=*/true);
+      replies.miss(key);
+    }
   }
-  if (command.key_too_long) {
-    writer.raw(protocol::reply::kBadFormat);
-    return;
-  }
-  writer.end();
+  replies.end();
 }
 
-void CommandExecutor::store(const Command& command, ReplyWriter& writer) {
+void CommandExecutor::store(const Command& command, protocol::ClassicReplies& replies) {
+  monitor_.store_requested(command.key);
+  const engine::StoreMode mode = classic_mode(command.kind);
   if (command.too_large) {
+    thread_stats_.add(thread_stats_.store_too_large, 1);
+    monitor_.stored(mode_word(mode), command.key, StoreStatus::kTooLarge, 0, 0);
     // memcached unlinks the old item of a refused set, so no client reads stale data.
     if (command.kind == CommandKind::kSet) {
       engine::DeleteRequest drop;
       drop.key = command.key;
       (void)context_.store.remove(drop);
     }
-    if (!command.noreply) writer.outcome(Outcome::kTooLarge);
+    replies.outcome(Outcome::kTooLarge, 0);
     return;
   }
   engine::StoreRequest request;
-  request.mode = classic_mode(command.kind);
+  request.mode = mode;
   request.key = command.key;
   request.value = command.data;
   request.client_flags = command.client_flags;
   request.exptime = command.exptime;
+  // cas; for binary requests the header's cas, which makes set and replace a cas and is
+  // checked by append and prepend.
   request.compare_cas = command.cas_unique;
   const engine::StoreOutcome result = context_.store.store(request);
-  if (!command.noreply) writer.outcome(to_outcome(result.status));
+  note_stored(request, result);
+  replies.outcome(to_outcome(result.status), result.cas);
 }
 
-void CommandExecutor::arithmetic(const Command& command, ReplyWriter& writer) {
+void CommandExecutor::note_stored(const engine::StoreRequest& request,
+                                  const engine::StoreOutcome& result) {
+  if (result.status == StoreStatus::kTooLarge) thread_stats_.add(thread_stats_.store_too_large, 1);
+  if (result.status == StoreStatus::kOutOfMemory) {
+    thread_stats_.add(thread_stats_.store_no_memory, 1);
+  }
+  if (!context_.admin.watchers.wants(protocol::kWatchMutations)) return;
+  const std::int64_t exptime = context_.store.absolute_exptime(request.exptime);
+  const std::int64_t ttl = exptime == 0 ? 0 : exptime - context_.store.now();
+  const std::size_t size =
+      result.status == StoreStatus::kStored ? result.value_size : request.value.size();
+  monitor_.stored(mode_word(request.mode), request.key, result.status, ttl, size);
+}
+
+void CommandExecutor::arithmetic(const Command& command, protocol::ClassicReplies& replies) {
   engine::ArithmeticRequest request;
   request.key = command.key;
   request.mode = command.kind == CommandKind::kIncr ? engine::ArithmeticMode::kIncr
                                                     : engine::ArithmeticMode::kDecr;
   request.delta = command.delta;
+  request.compare_cas = command.cas_unique;  // binary only; 0 for text
+  if (command.binary.create) {
+    // A binary incr/decr miss creates the item with the initial value (flags 0).
+    request.vivify_ttl = command.exptime;
+    request.initial = command.binary.initial;
+  }
   const engine::ArithmeticOutcome result = context_.store.arithmetic(request);
-  if (command.noreply) return;
   if (result.status == StoreStatus::kStored) {
-    writer.number(result.value);
+    replies.number(result.value, result.cas);
   } else {
-    writer.outcome(to_outcome(result.status));
+    replies.outcome(to_outcome(result.status), 0);
   }
 }
 
@@ -232,6 +300,7 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
   const std::int64_t now = context_.store.now();
   protocol::MetaItem meta;
   const engine::GetOutcome outcome = context_.store.get(request, [&](const engine::ItemView& item) {
+    monitor_.fetched(command.key, &item, /*classic=*/false);
     if (flags.return_value) scratch_.assign(item.value);
     meta.client_flags = item.client_flags;
     meta.cas = item.cas;
@@ -240,6 +309,7 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
     meta.size = item.value.size();
     meta.binary_key = item.binary_key;  // memcached echoes the key as the item was stored
   });
+  if (outcome.status != StoreStatus::kHit) monitor_.fetched(command.key, nullptr, false);
   if (plan.opaque_too_long) {
     writer.raw(protocol::reply::kOpaqueTooLong);
     return;
@@ -264,6 +334,8 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   thread_stats_.add(thread_stats_.cmd_meta, 1);
   const protocol::MetaFlags& flags = command.meta;
   if (command.too_large) {
+    thread_stats_.add(thread_stats_.store_too_large, 1);
+    monitor_.stored(mode_word(meta_mode(flags.mode)), command.key, StoreStatus::kTooLarge, 0, 0);
     // memcached unlinks the old item of any ms it refuses, whatever the mode.
     engine::DeleteRequest drop;
     drop.key = command.key;
@@ -287,6 +359,7 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   request.binary_key = flags.base64_key;
   request.unlink_on_refusal = true;
   const engine::StoreOutcome result = context_.store.store(request);
+  note_stored(request, result);
   if (is_error(result.status)) {
     writer.outcome(to_outcome(result.status));
     return;
@@ -395,10 +468,6 @@ void CommandExecutor::meta_debug(const Command& command, ReplyWriter& writer) {
     return;
   }
   writer.meta_debug(command.key, binary_key, meta, total_size);
-}
-
-void CommandExecutor::stats(const Command& command, ReplyWriter& writer) {
-  write_stats(context_, command.stats_group, writer);
 }
 
 }  // namespace pmcached::server

@@ -2,6 +2,8 @@
 //
 // This is where protocol meets storage: a Command goes in, the store's neutral outcome is
 // turned into wire text by protocol::ReplyWriter. No I/O, so it is unit-tested directly.
+// The classic commands run once for both wire formats: a text command replies through
+// protocol::TextReplies, a binary request (command.binary.active) through BinaryReplies.
 //
 // Thread safety: one executor per worker thread (it owns a scratch buffer and writes its
 // thread's counters); the store and ServerContext it refers to are shared and thread-safe.
@@ -14,8 +16,11 @@
 #include "config/options.h"
 #include "engine/open_store.h"
 #include "engine/store/store.h"
+#include "protocol/classic_replies.h"
 #include "protocol/command.h"
 #include "protocol/reply_writer.h"
+#include "server/admin_state.h"
+#include "server/command_monitor.h"
 #include "server/server_stats.h"
 
 namespace pmcached::server {
@@ -29,10 +34,12 @@ struct ServerContext {
   std::function<void()> request_shutdown;  // `shutdown` with -A
   std::atomic<int> verbosity{0};
   const engine::OpenStore* storage = nullptr;  // recovery report, pm statistics (stats pm)
+  AdminState admin{};                          // admin and monitoring commands
 };
 
 // What the connection does after a command.
-enum class AfterCommand : std::uint8_t { kContinue, kClose, kShutdown };
+// kWatch: the connection becomes a log watcher (`watch`; the flags are in the command).
+enum class AfterCommand : std::uint8_t { kContinue, kClose, kShutdown, kWatch };
 
 class CommandExecutor {
  public:
@@ -44,20 +51,27 @@ class CommandExecutor {
   // Asks the server to shut down (the `shutdown` command, once its reply is queued).
   void request_shutdown() const;
 
+  // The connection whose commands run next (log watchers name it by descriptor).
+  void set_client_fd(int fd) noexcept { monitor_.set_client_fd(fd); }
+  [[nodiscard]] ServerContext& context() noexcept { return context_; }
+
  private:
-  void retrieve(const protocol::Command& command, protocol::ReplyWriter& writer);
-  void store(const protocol::Command& command, protocol::ReplyWriter& writer);
-  void arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
+  AfterCommand execute_classic(const protocol::Command& command, protocol::ClassicReplies& replies);
+  void retrieve(const protocol::Command& command, protocol::ClassicReplies& replies);
+  void store(const protocol::Command& command, protocol::ClassicReplies& replies);
+  void arithmetic(const protocol::Command& command, protocol::ClassicReplies& replies);
   void meta_get(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_set(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_delete(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_debug(const protocol::Command& command, protocol::ReplyWriter& writer);
-  void stats(const protocol::Command& command, protocol::ReplyWriter& writer);
+  // Counts a refused store and tells the log watchers what a storage command did.
+  void note_stored(const engine::StoreRequest& request, const engine::StoreOutcome& result);
 
   ServerContext& context_;
   ThreadStats& thread_stats_;
-  std::string scratch_;  // reused copy of a value for meta replies
+  std::string scratch_;  // reused copy of a value for meta replies; stats text
+  CommandMonitor monitor_;
 };
 
 }  // namespace pmcached::server

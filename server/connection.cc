@@ -20,12 +20,22 @@ constexpr std::size_t kMinReadSize = 4u << 10;
 // Room for a command line in front of the largest data block.
 constexpr std::size_t kLineAllowance = 64u << 10;
 
+// Log lines queued for a watcher that does not read beyond this are dropped.
+constexpr std::size_t kWatcherBacklog = 4u << 20;
+
 std::uint64_t nanoseconds(std::chrono::steady_clock::duration d) {
   return static_cast<std::uint64_t>(
       std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()));
 }
 
 }  // namespace
+
+std::string describe_endpoint(const asio::ip::tcp::endpoint& endpoint) {
+  const asio::ip::address address = endpoint.address();
+  const std::string port = std::to_string(endpoint.port());
+  if (address.is_v6()) return "tcp6:[" + address.to_string() + "]:" + port;
+  return "tcp:" + address.to_string() + ":" + port;
+}
 
 Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
                        ThreadStats& thread_stats, ConnectionManager& manager,
@@ -35,10 +45,49 @@ Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
       thread_stats_(thread_stats),
       manager_(manager),
       parser_(limits),
+      binary_parser_(limits),
       max_input_(std::max(limits.item_size_max + kLineAllowance,
                           limits.max_get_line_length + kLineAllowance)),
       input_(kInitialInputSize),
-      measure_latency_(measure_latency) {}
+      measure_latency_(measure_latency) {
+  boost::system::error_code error;
+  fd_ = static_cast<int>(socket_.native_handle());
+  if (const auto remote = socket_.remote_endpoint(error); !error) addr_ = describe_endpoint(remote);
+  if (const auto local = socket_.local_endpoint(error); !error)
+    listen_addr_ = describe_endpoint(local);
+  last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
+}
+
+ConnectionInfo Connection::info() const {
+  ConnectionInfo info;
+  info.fd = fd_;
+  info.addr = addr_;
+  info.listen_addr = listen_addr_;
+  info.state = state_.load(std::memory_order_relaxed);
+  info.last_command_at = last_command_at_.load(std::memory_order_relaxed);
+  return info;
+}
+
+void Connection::start_watching(std::uint16_t flags) {
+  watching_ = true;
+  state_.store("conn_watch", std::memory_order_relaxed);
+  input_begin_ = input_end_;  // memcached stops reading the commands after `watch`
+  std::weak_ptr<Connection> weak = weak_from_this();
+  watch_id_ = executor_.context().admin.watchers.add(
+      flags, [weak](const std::shared_ptr<const std::string>& line) {
+        const std::shared_ptr<Connection> self = weak.lock();
+        if (!self) return false;
+        asio::post(self->socket_.get_executor(), [self, line] { self->deliver_log(*line); });
+        return true;
+      });
+}
+
+void Connection::deliver_log(const std::string& line) {
+  if (closed_ || close_after_write_) return;
+  if (pending_.size() + line.size() > kWatcherBacklog) return;  // a watcher that does not read
+  pending_.append(line);
+  write_pending();
+}
 
 void Connection::start() { read_more(); }
 
@@ -108,9 +157,19 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
 }
 
 void Connection::process_input() {
-  while (!close_after_write_ && pending_.size() < kOutputHighWater) {
+  if (watching_) input_begin_ = input_end_;  // a watcher's input is not commands
+  executor_.set_client_fd(fd_);
+  if (!watching_) state_.store("conn_parse_cmd", std::memory_order_relaxed);
+  while (!watching_ && !close_after_write_ && pending_.size() < kOutputHighWater) {
     const Clock::time_point parse_start = measure_latency_ ? Clock::now() : Clock::time_point{};
-    const protocol::ParseResult result = parser_.parse(unparsed(), command_);
+    if (wire_ == Wire::kUndecided && !unparsed().empty()) {
+      wire_ = static_cast<std::uint8_t>(unparsed().front()) == protocol::binary::kRequestMagic
+                  ? Wire::kBinary
+                  : Wire::kText;
+    }
+    const protocol::ParseResult result = wire_ == Wire::kBinary
+                                             ? binary_parser_.parse(unparsed(), command_)
+                                             : parser_.parse(unparsed(), command_);
     if (result.status == protocol::ParseStatus::kNeedMore) break;
     input_begin_ += result.consumed;
     Clock::time_point execute_start{};
@@ -127,12 +186,16 @@ void Connection::process_input() {
             close_after_write_ = true;
             executor_.request_shutdown();
             break;
+          case AfterCommand::kWatch: start_watching(command_.admin.watch); break;
         }
+        last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
         if (measure_latency_) {
           thread_stats_.latency.execute.record(nanoseconds(Clock::now() - execute_start));
         }
         break;
       case protocol::ParseStatus::kError:
+        // memcached's silent close (conn_closing) drops the replies it has not yet sent.
+        if (result.close_connection && result.error_reply.empty()) pending_.clear();
         pending_.append(result.error_reply);
         if (result.close_connection) close_after_write_ = true;
         break;
@@ -140,9 +203,10 @@ void Connection::process_input() {
       case protocol::ParseStatus::kNeedMore: break;
     }
   }
-  if (pending_.size() >= kOutputHighWater) {
+  if (pending_.size() >= kOutputHighWater && !watching_) {
     thread_stats_.add(thread_stats_.conn_yields, 1);
   }
+  if (!watching_) state_.store("conn_waiting", std::memory_order_relaxed);
   write_pending();
   if (input_closed_ && !writing_ && pending_.empty()) {
     close();
@@ -192,6 +256,7 @@ void Connection::on_write(const boost::system::error_code& error, std::size_t by
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  if (watch_id_ != 0) executor_.context().admin.watchers.remove(watch_id_);
   boost::system::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

@@ -5,6 +5,8 @@
 // write. While a write is in flight, new replies collect in a second buffer; once that
 // buffer passes kOutputHighWater the connection stops parsing and reading until the write
 // completes, so a client that never reads cannot make the server buffer without bound.
+// The first byte a client sends picks the wire format for the connection's life, as in
+// memcached: 0x80 (the binary request magic) the binary protocol, anything else text.
 // With `measure_latency` it records the time of each phase of a request in its worker's
 // ThreadStats (server_stats.h says which phases).
 //
@@ -13,6 +15,7 @@
 // thread); stop() may be called from any thread and posts to that context.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -21,11 +24,15 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include "protocol/binary_parser.h"
 #include "protocol/command.h"
 #include "protocol/parser.h"
 #include "server/command_executor.h"
 
 namespace pmcached::server {
+
+// memcached's name of an endpoint in `stats conns`: "tcp:1.2.3.4:5" or "tcp6:[::1]:5".
+std::string describe_endpoint(const boost::asio::ip::tcp::endpoint& endpoint);
 
 class ConnectionManager;
 
@@ -44,6 +51,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Stops reading new commands; replies to what was already received, then closes.
   void stop();
 
+  // What `stats conns` shows of this connection (any thread).
+  [[nodiscard]] ConnectionInfo info() const;
+
  private:
   void read_more();
   void on_read(const boost::system::error_code& error, std::size_t bytes);
@@ -52,6 +62,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_write(const boost::system::error_code& error, std::size_t bytes);
   void make_room_for_input();
   void close();
+  // `watch`: from now on the connection only carries log lines (input is read and dropped, to
+  // see the client leave).
+  void start_watching(std::uint16_t flags);
+  void deliver_log(const std::string& line);
 
   [[nodiscard]] std::string_view unparsed() const noexcept {
     return {input_.data() + input_begin_, input_end_ - input_begin_};
@@ -62,6 +76,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ThreadStats& thread_stats_;
   ConnectionManager& manager_;
   protocol::Parser parser_;
+  protocol::BinaryParser binary_parser_;
+  enum class Wire : std::uint8_t { kUndecided, kText, kBinary };
+  Wire wire_ = Wire::kUndecided;
   protocol::Command command_;
   std::size_t max_input_;
 
@@ -80,6 +97,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool input_closed_ = false;  // peer sent EOF, or stop() was called
   bool close_after_write_ = false;
   bool closed_ = false;
+
+  // For `stats conns` and log watching.
+  int fd_ = -1;
+  std::string addr_;
+  std::string listen_addr_;
+  std::atomic<std::int64_t> last_command_at_{0};
+  std::atomic<const char*> state_{"conn_waiting"};
+  bool watching_ = false;
+  std::uint64_t watch_id_ = 0;
 };
 
 }  // namespace pmcached::server

@@ -26,7 +26,10 @@ void ConnectionManager::add(const std::shared_ptr<Connection>& connection) {
     std::lock_guard lock(mutex_);
     connections_.insert(connection);
   }
-  stats_.curr_connections.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t open = stats_.curr_connections.fetch_add(1, std::memory_order_relaxed) + 1;
+  std::uint64_t most = stats_.connection_structures.load(std::memory_order_relaxed);
+  while (open + 1 > most && !stats_.connection_structures.compare_exchange_weak(most, open + 1)) {
+  }
   stats_.total_connections.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -56,6 +59,18 @@ void ConnectionManager::stop_all() {
 void ConnectionManager::forget_all() {
   std::lock_guard lock(mutex_);
   connections_.clear();
+}
+
+std::vector<ConnectionInfo> ConnectionManager::describe_all() const {
+  std::vector<std::shared_ptr<Connection>> all;
+  {
+    std::lock_guard lock(mutex_);
+    all.assign(connections_.begin(), connections_.end());
+  }
+  std::vector<ConnectionInfo> infos;
+  infos.reserve(all.size());
+  for (const auto& connection : all) infos.push_back(connection->info());
+  return infos;
 }
 
 std::size_t ConnectionManager::open_connections() const {

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "server/admin_state.h"
 #include "server/server_stats.h"
 
 namespace pmcached::server {
@@ -36,6 +37,9 @@ class ConnectionManager {
   void stop_all();
 
   [[nodiscard]] std::size_t open_connections() const;
+
+  // What `stats conns` reports of each open connection.
+  [[nodiscard]] std::vector<ConnectionInfo> describe_all() const;
 
   // Drops every connection without closing it gracefully (server teardown only).
   void forget_all();

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
-#include <thread>
+#include <optional>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -35,7 +35,6 @@ void set_up_logging(int verbosity) {
 }
 
 int serve(config::Options options) {
-  if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
   set_up_logging(options.verbosity);
 
   const server::DescriptorBudget descriptors =
@@ -64,11 +63,16 @@ int serve(config::Options options) {
     return kExitFailure;
   }
   const bool persistent = storage->engine_info().persistent;
+  // A reopened pool keeps its own size, whatever -m says (storage.cc warns).
+  const std::optional<engine::PmStats> pm = storage->pm_stats();
+  const std::size_t memory_mb = pm && !storage->engine_info().create_records
+                                    ? static_cast<std::size_t>(pm->pool_bytes >> 20)
+                                    : options.memory_limit_mb;
   spdlog::info(
       "pmcached {} listening on {}:{} (engine {}{}, {} threads, {} MB, max {} connections)",
       PMCACHED_VERSION, options.listen_address, server->port(), options.engine,
       persistent ? ", pool " + options.pool_path : std::string(", volatile"), options.threads,
-      options.memory_limit_mb, options.max_connections);
+      memory_mb, options.max_connections);
   server->run();
   server.reset();
   storage->close();

@@ -79,6 +79,17 @@ Server::Server(const config::Options& options, engine::OpenStore& storage,
   acceptor_.bind(endpoint);
   acceptor_.listen(1024);
   port_ = acceptor_.local_endpoint().port();
+  // `stats conns`: the listener, then every connection. The listener's line is made here, once:
+  // the acceptor belongs to the listener thread and must not be read from a worker.
+  ConnectionInfo listener;
+  listener.fd = static_cast<int>(acceptor_.native_handle());
+  listener.addr = describe_endpoint(acceptor_.local_endpoint());
+  listener.state = "conn_listening";
+  context_.admin.list_connections = [this, listener = std::move(listener)] {
+    std::vector<ConnectionInfo> all = connections_.describe_all();
+    all.push_back(listener);
+    return all;
+  };
 
   for (unsigned i = 0; i < options.threads; ++i) {
     workers_.push_back(std::make_unique<Worker>(context_, stats_.thread(i)));
@@ -156,8 +167,17 @@ void Server::maintain() {
         stats_.totals().bytes_read,
         std::chrono::duration_cast<MaintenanceCadence::Duration>(now - last_maintenance_));
     last_maintenance_ = now;
-    if (tick.sweep_keys > 0) {
-      const std::size_t reclaimed = context_.store.reclaim_expired(tick.sweep_keys);
+    // The sweep is pmcached's LRU crawler: `lru_crawler disable` stops it, `lru_crawler crawl`
+    // asks for one pass over every key.
+    AdminState& admin = context_.admin;
+    std::size_t sweep_keys = tick.sweep_keys;
+    if (admin.crawl_requested.exchange(false, std::memory_order_relaxed)) {
+      sweep_keys = std::max<std::size_t>(sweep_keys, context_.store.stats().curr_items + 1);
+    }
+    if (sweep_keys > 0 && admin.crawler_enabled.load(std::memory_order_relaxed)) {
+      const std::size_t reclaimed = context_.store.reclaim_expired(sweep_keys);
+      admin.crawler_starts.fetch_add(1, std::memory_order_relaxed);
+      admin.crawler_reclaimed.fetch_add(reclaimed, std::memory_order_relaxed);
       if (reclaimed > 0) spdlog::debug("expiry sweep reclaimed {} items", reclaimed);
     }
     maintain();

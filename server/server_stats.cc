@@ -13,7 +13,10 @@ StatsTotals ServerStats::totals() const noexcept {
     t.bytes_written += s.bytes_written.load(std::memory_order_relaxed);
     t.cmd_meta += s.cmd_meta.load(std::memory_order_relaxed);
     t.conn_yields += s.conn_yields.load(std::memory_order_relaxed);
+    t.store_too_large += s.store_too_large.load(std::memory_order_relaxed);
+    t.store_no_memory += s.store_no_memory.load(std::memory_order_relaxed);
   }
+  t.connection_structures = connection_structures.load(std::memory_order_relaxed);
   t.curr_connections = curr_connections.load(std::memory_order_relaxed);
   t.total_connections = total_connections.load(std::memory_order_relaxed);
   t.rejected_connections = rejected_connections.load(std::memory_order_relaxed);
@@ -43,6 +46,8 @@ void ServerStats::reset() noexcept {
     s.bytes_written.store(0, std::memory_order_relaxed);
     s.cmd_meta.store(0, std::memory_order_relaxed);
     s.conn_yields.store(0, std::memory_order_relaxed);
+    s.store_too_large.store(0, std::memory_order_relaxed);
+    s.store_no_memory.store(0, std::memory_order_relaxed);
     s.latency.reset();
   }
   total_connections.store(0, std::memory_order_relaxed);

@@ -38,6 +38,8 @@ struct alignas(64) ThreadStats {
   std::atomic<std::uint64_t> bytes_written{0};
   std::atomic<std::uint64_t> cmd_meta{0};
   std::atomic<std::uint64_t> conn_yields{0};
+  std::atomic<std::uint64_t> store_too_large{0};  // storage commands refused as too large
+  std::atomic<std::uint64_t> store_no_memory{0};  // ... for want of memory
   PhaseLatency latency;
 
   void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
@@ -50,7 +52,10 @@ struct StatsTotals {
   std::uint64_t bytes_written = 0;
   std::uint64_t cmd_meta = 0;
   std::uint64_t conn_yields = 0;
+  std::uint64_t store_too_large = 0;
+  std::uint64_t store_no_memory = 0;
   std::uint64_t curr_connections = 0;
+  std::uint64_t connection_structures = 0;
   std::uint64_t total_connections = 0;
   std::uint64_t rejected_connections = 0;
   bool accepting_conns = true;
@@ -74,6 +79,8 @@ class ServerStats {
   std::atomic<std::uint64_t> curr_connections{0};
   std::atomic<std::uint64_t> total_connections{0};
   std::atomic<std::uint64_t> rejected_connections{0};
+  // memcached's connection_structures: the most connections open at once, plus the listener.
+  std::atomic<std::uint64_t> connection_structures{1};
   // Accepting paused for want of descriptors (memcached's names): episodes and their time.
   std::atomic<bool> accepting_conns{true};
   std::atomic<std::uint64_t> listen_disabled_num{0};

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "server/command_executor.h"
+#include "server/descriptor_limit.h"
 #include "server/slab_report.h"
 
 namespace pmcached::server {
@@ -33,6 +34,9 @@ void write_general(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("curr_connections", t.curr_connections);
   w.stat("total_connections", t.total_connections);
   w.stat("rejected_connections", t.rejected_connections);
+  w.stat("connection_structures", t.connection_structures);
+  // The descriptors kept besides connections (descriptor_limit.h), as memcached's reserved_fds.
+  w.stat("reserved_fds", static_cast<std::uint64_t>(descriptor_headroom(o.threads)));
   w.stat("cmd_get", s.cmd_get);
   w.stat("cmd_set", s.cmd_set);
   w.stat("cmd_flush", s.cmd_flush);
@@ -53,6 +57,8 @@ void write_general(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("cas_badval", s.cas_badval);
   w.stat("touch_hits", s.touch_hits);
   w.stat("touch_misses", s.touch_misses);
+  w.stat("store_too_large", t.store_too_large);
+  w.stat("store_no_memory", t.store_no_memory);
   w.stat("bytes_read", t.bytes_read);
   w.stat("bytes_written", t.bytes_written);
   w.stat("limit_maxbytes", s.limit_maxbytes);
@@ -61,6 +67,9 @@ void write_general(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("time_in_listen_disabled_us", t.time_in_listen_disabled_us);
   w.stat("threads", static_cast<std::uint64_t>(o.threads));
   w.stat("conn_yields", t.conn_yields);
+  // The background expiry sweep is pmcached's LRU crawler; it runs inside one timer tick.
+  w.stat("lru_crawler_running", std::uint64_t{0});
+  w.stat("lru_crawler_starts", context.admin.crawler_starts.load(std::memory_order_relaxed));
   w.stat("bytes", s.bytes);
   w.stat("curr_items", s.curr_items);
   w.stat("total_items", s.total_items);
@@ -68,6 +77,7 @@ void write_general(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("evicted_unfetched", s.evicted_unfetched);
   w.stat("evictions", s.evictions);
   w.stat("reclaimed", s.reclaimed);
+  w.stat("crawler_reclaimed", context.admin.crawler_reclaimed.load(std::memory_order_relaxed));
   w.stat("engine", context.store.engine_name());
   w.stat("engine_persistent",
          std::string_view(context.store.engine_capabilities().persistent ? "yes" : "no"));
@@ -108,7 +118,9 @@ void write_pm(ServerContext& context, protocol::ReplyWriter& w) {
 
 void write_settings(ServerContext& context, protocol::ReplyWriter& w) {
   const config::Options& o = context.options;
-  w.stat("maxbytes", static_cast<std::uint64_t>(o.memory_limit_mb) << 20);
+  const std::uint64_t adjusted = context.admin.maxbytes.load(std::memory_order_relaxed);
+  w.stat("maxbytes",
+         adjusted != 0 ? adjusted : static_cast<std::uint64_t>(o.memory_limit_mb) << 20);
   w.stat("maxconns", static_cast<std::uint64_t>(o.max_connections));
   w.stat("tcpport", static_cast<std::uint64_t>(o.port));
   w.stat("udpport", std::uint64_t{0});
@@ -123,12 +135,23 @@ void write_settings(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("growth_factor", std::string_view(factor));
   w.stat("chunk_size", std::uint64_t{slabs.min_size});
   w.stat("num_threads", static_cast<std::uint64_t>(o.threads));
+  w.stat("stat_key_prefix", std::string_view(":"));
+  w.stat("detail_enabled", std::string_view(context.admin.prefixes.enabled() ? "yes" : "no"));
   w.stat("cas_enabled", std::string_view("yes"));
   w.stat("item_size_max", static_cast<std::uint64_t>(o.item_size_max));
   w.stat("maxconns_fast", std::string_view("yes"));
+  const AdminState& a = context.admin;
+  w.stat("slab_automove", static_cast<std::uint64_t>(a.slab_automove.load()));
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", a.slab_automove_ratio.load());
+  w.stat("slab_automove_ratio", std::string_view(ratio));
   w.stat("slab_chunk_max", std::uint64_t{slabs.chunk_max});
+  w.stat("lru_crawler", std::string_view(a.crawler_enabled.load() ? "yes" : "no"));
+  w.stat("lru_crawler_sleep", static_cast<std::uint64_t>(a.crawler_sleep_us.load()));
+  w.stat("lru_crawler_tocrawl", static_cast<std::uint64_t>(a.crawler_tocrawl.load()));
   w.stat("shutdown_command", std::string_view(o.enable_shutdown ? "yes" : "no"));
   w.stat("flush_enabled", std::string_view("yes"));
+  w.stat("dump_enabled", std::string_view("yes"));
   w.stat("engine", std::string_view(o.engine));
   w.stat("pool", std::string_view(o.pool_path));
 }
@@ -187,10 +210,8 @@ void write_stats(ServerContext& context, std::string_view group, protocol::Reply
   } else if (group == "reset") {
     context.store.reset_stats();
     context.stats.reset();
+    context.admin.prefixes.clear();
     w.raw(protocol::reply::kReset);
-    return;
-  } else if (group == "detail" || group.starts_with("detail ")) {
-    w.raw(protocol::reply::kStatsDetailUsage);
     return;
   } else {
     w.raw(protocol::reply::kError);

@@ -1,5 +1,10 @@
 #include "server/storage.h"
 
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -96,6 +101,40 @@ void prepare_pool_directory(const std::string& pool_path) {
   spdlog::info("created directory {} for the default pool", parent.string());
 }
 
+std::string user_name(uid_t uid) {
+  const passwd* pw = ::getpwuid(uid);
+  return pw != nullptr ? std::string(pw->pw_name) : "uid " + std::to_string(uid);
+}
+
+// A file this user cannot write (or, for a new file, a directory it cannot create files in) is
+// refused in one line that names the user and the directory: the usual cause is a bind-mounted
+// volume owned by another uid than the server runs as. Other errors are left to the open.
+void check_write_access(const std::string& flag, const std::string& path) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  std::filesystem::path target = path;
+  if (!exists) {
+    target = std::filesystem::path(path).parent_path();
+    if (target.empty()) target = ".";
+  }
+  if (::access(target.c_str(), exists ? R_OK | W_OK : W_OK | X_OK) == 0) return;
+  const int error = errno;
+  if (error != EACCES && error != EPERM && error != EROFS) return;
+  const std::string what = exists ? "pool file " + path : "directory " + target.string();
+  if (error == EROFS) {
+    throw StorageError(flag + ": " + what + " is on a read-only file system");
+  }
+  struct stat st {};
+  const std::string owner =
+      ::stat(target.c_str(), &st) == 0
+          ? " (owned by " + user_name(st.st_uid) + ", uid " + std::to_string(st.st_uid) + ")"
+          : std::string();
+  const uid_t uid = ::getuid();
+  throw StorageError(flag + ": user " + user_name(uid) + " (uid " + std::to_string(uid) +
+                     ") needs write access to " + what + owner + ", e.g. chown " +
+                     std::to_string(uid) + " " + (exists ? path : target.string()));
+}
+
 // Logged once the pool is accepted: a refused one gets its one line and nothing else.
 void log_opened(const engine::PmStats& pm, const engine::RecoveryReport& recovery) {
   spdlog::info("pool {}: {} MB, {}, {} pool, flush with {}{}", pm.pool_path, pm.pool_bytes >> 20,
@@ -110,6 +149,17 @@ void log_opened(const engine::PmStats& pm, const engine::RecoveryReport& recover
   spdlog::info("recovered {} items ({} bytes live, {} index blocks, {} dropped) in {} us",
                recovery.items_recovered, recovery.bytes_live, recovery.index_blocks,
                recovery.items_dropped, recovery.time_us);
+}
+
+// -m sizes a new pool only: an existing pool keeps the size it was created with (its superblock,
+// allocator and mapping are fixed at that size), so a different -m on restart is said aloud.
+void warn_if_pool_keeps_its_size(const config::Options& options, const engine::PmStats& pm) {
+  const std::size_t asked = options.memory_limit_mb << 20;
+  if (pm.opened_as == "new" || pm.pool_bytes == asked) return;
+  spdlog::warn(
+      "pool {} keeps its size of {} MB: -m {} applies only when a pool is created (a pool never "
+      "grows or shrinks; to use {} MB, start on a new pool file)",
+      pm.pool_path, pm.pool_bytes >> 20, options.memory_limit_mb, options.memory_limit_mb);
 }
 
 // A paged engine's files and buffer pool, from its `stats engine`.
@@ -135,7 +185,14 @@ void log_paged(const engine::Store& store) {
 std::unique_ptr<engine::OpenStore> open_storage(const config::Options& options,
                                                 const engine::Clock& clock) {
   const engine::EngineInfo* info = engine::find_engine(options.engine);
-  if (info != nullptr && info->persistent) prepare_pool_directory(options.pool_path);
+  if (info != nullptr && info->persistent) {
+    prepare_pool_directory(options.pool_path);
+    check_write_access("--pool", options.pool_path);
+    if (info->create_records) {
+      check_write_access("--page-file", options.page_file.empty() ? options.pool_path + ".pages"
+                                                                  : options.page_file);
+    }
+  }
   std::unique_ptr<engine::OpenStore> opened;
   try {
     opened = engine::open_store(store_config(options, info), clock);
@@ -144,6 +201,7 @@ std::unique_ptr<engine::OpenStore> open_storage(const config::Options& options,
   }
   if (const std::optional<engine::PmStats> pm = opened->pm_stats()) {
     log_opened(*pm, *opened->recovery());
+    if (!info->create_records) warn_if_pool_keeps_its_size(options, *pm);
   }
   if (info != nullptr && info->create_records) log_paged(opened->store());
   if (info != nullptr && !info->create_records) log_slab_settings(options, opened->store());

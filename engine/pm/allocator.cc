@@ -9,9 +9,17 @@
 //    header areas of its continuation chunks are zeroed and persisted, then its first header.
 //    So a free chunk's header area holds zeros or a stale single-chunk header (harmless: no
 //    reachable block), never a stale run that could claim chunks reassigned since.
+//  - High-water mark (a pool's allocator): no chunk at or above the persisted mark has ever held
+//    a header since the pool was formatted (a new pool file is all zeros). A header is written
+//    only below the mark: growing into new chunks reserves their file blocks (and those of
+//    their header-table entries), persists the
+//    raised mark, and only then writes a header. A crash between the two leaves chunks below
+//    the mark without a header, which are free. So rebuild reads only the headers below the
+//    mark and finds every one: restarts and empty pools touch no page of the unused heap.
 #include "engine/pm/allocator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -19,12 +27,17 @@
 
 #include <xxhash.h>
 
+#include "engine/pm/pool.h"
+
 namespace pmcached::pm {
 namespace {
 
 constexpr std::uint32_t kChunkMagic = 0x4B4E4843;       // "CHNK": items (layout 1: any use)
-constexpr std::uint32_t kIndexChunkMagic = 0x584E4843;  // "CHNX": index nodes (layout 2)
+constexpr std::uint32_t kIndexChunkMagic = 0x584E4843;  // "CHNX": index nodes (layout 3)
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+// The high-water mark rises by at least this many bytes of chunks (4 MiB) at a time: one
+// reservation and one persisted store per step instead of per chunk.
+constexpr std::uint64_t kHighWaterStep = 4u << 20;
 
 struct ChunkHeader {
   std::uint32_t magic;
@@ -95,7 +108,7 @@ struct Allocator::Impl {
       data_offset;  // where a chunk's first block starts (layout 1: after its header)
   std::uint64_t heap_begin;
   std::uint64_t heap_bytes;
-  std::uint64_t chunks_begin;  // the first chunk (after the header table in layout 2)
+  std::uint64_t chunks_begin;  // the first chunk (after the header table in layout 3)
   // Block sizes of every class: the item classes, then the index classes.
   std::vector<std::uint32_t> sizes;
   std::uint32_t item_class_count;
@@ -108,6 +121,14 @@ struct Allocator::Impl {
   std::uint64_t blocks_in_use = 0;
   std::uint64_t chunks_in_use = 0;
   std::uint64_t tick = 0;  // counts allocations; stamps chunks
+  // The high-water mark (see the file comment): `high_water` chunks from the heap's start may
+  // hold headers. Without a pool (or while a layout 1 pool's is not yet known) it is the whole
+  // heap and never persisted.
+  Pool* pool = nullptr;
+  std::uint64_t* high_water_field = nullptr;  // set while the persisted mark is trusted
+  std::uint32_t high_water = 0;
+  std::uint32_t step_chunks = 1;  // kHighWaterStep in chunks
+  std::uint32_t headers_end = 0;  // a full rebuild: the end of the last chunk with a header
   mutable std::mutex mutex;
 
   Impl(PmRegion& r, std::uint64_t begin, std::uint64_t end, HeapGeometry g)
@@ -131,11 +152,39 @@ struct Allocator::Impl {
       chunks_begin = begin + table_bytes(count);
     }
     chunks.resize(count);
+    high_water = static_cast<std::uint32_t>(chunks.size());
+    step_chunks =
+        static_cast<std::uint32_t>(std::max<std::uint64_t>(1, kHighWaterStep / chunk_bytes));
     reset();
   }
 
   static std::uint64_t table_bytes(std::uint64_t count) noexcept {
     return (count * kChunkHeaderBytes + kTableAlign - 1) / kTableAlign * kTableAlign;
+  }
+
+  // Reserves the file blocks of chunks [from, to) and, with a header table, of their entries.
+  bool reserve_chunks(std::uint32_t from, std::uint32_t to) noexcept {
+    if (geometry.header_table &&
+        region.reserve(heap_begin + std::uint64_t{from} * kChunkHeaderBytes,
+                       std::uint64_t{to - from} * kChunkHeaderBytes) != 0) {
+      return false;
+    }
+    return region.reserve(chunk_start(from), std::uint64_t{to - from} * chunk_bytes) == 0;
+  }
+
+  // Makes chunks [0, end) writable: reserves the file blocks of the chunks above the mark and
+  // persists the raised mark. False if the file system has no room for them.
+  bool grow_to(std::uint32_t end) noexcept {
+    if (end <= high_water || high_water_field == nullptr) return true;
+    const auto total = static_cast<std::uint32_t>(chunks.size());
+    std::uint32_t next = std::min(total, std::max(end, high_water + step_chunks));
+    if (!reserve_chunks(high_water, next)) {
+      next = end;  // perhaps the step did not fit but the chunks needed now do
+      if (!reserve_chunks(high_water, next)) return false;
+    }
+    region.store_u64_persist(high_water_field, next);
+    high_water = next;
+    return true;
   }
 
   void reset() {
@@ -258,6 +307,7 @@ struct Allocator::Impl {
     if (partial[size_class].empty()) {
       if (free_chunks.empty()) return 0;
       const std::uint32_t index = *free_chunks.begin();
+      if (!grow_to(index + 1)) return 0;
       free_chunks.erase(free_chunks.begin());
       write_header(index, sizes[size_class], 1, use);
       make_small(index, size_class, use);
@@ -302,7 +352,7 @@ struct Allocator::Impl {
       }
       if (length == run) break;
     }
-    if (length < run) return 0;
+    if (length < run || !grow_to(start + run)) return 0;
     write_header(start, static_cast<std::uint32_t>(usable), run, use);
     for (std::uint32_t i = start; i < start + run; ++i) {
       free_chunks.erase(i);
@@ -415,6 +465,19 @@ Allocator::Allocator(PmRegion& region, std::uint64_t heap_begin, std::uint64_t h
                      HeapGeometry geometry)
     : impl_(std::make_unique<Impl>(region, heap_begin, heap_end, std::move(geometry))) {}
 
+Allocator::Allocator(Pool& pool)
+    : impl_(std::make_unique<Impl>(pool.region(), pool.heap_begin(), pool.heap_end(),
+                                   pool.heap_geometry())) {
+  impl_->pool = &pool;
+  if (pool.has_chunk_high_water()) {
+    impl_->high_water_field = pool.chunk_high_water_field();
+    const std::uint64_t mark =
+        std::atomic_ref<std::uint64_t>(*impl_->high_water_field).load(std::memory_order_acquire);
+    impl_->high_water =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(mark, impl_->high_water));
+  }
+}
+
 Allocator::~Allocator() = default;
 
 std::uint64_t Allocator::allocate(std::size_t size, BlockUse use) noexcept {
@@ -492,8 +555,14 @@ std::size_t Allocator::block_size(std::uint64_t offset) const noexcept {
 void Allocator::begin_rebuild() {
   std::lock_guard lock(impl_->mutex);
   impl_->reset();
-  const auto count = static_cast<std::uint32_t>(impl_->chunks.size());
-  for (std::uint32_t index = 0; index < count;) index += impl_->read_header(index);
+  // Below the mark only: chunks above it have no header (a full scan without a trusted mark).
+  const std::uint32_t count = impl_->high_water;
+  impl_->headers_end = 0;
+  for (std::uint32_t index = 0; index < count;) {
+    const std::uint32_t covered = impl_->read_header(index);
+    if (impl_->chunks[index].state != ChunkState::kFree) impl_->headers_end = index + covered;
+    index += covered;
+  }
 }
 
 bool Allocator::mark_reachable(std::uint64_t offset, BlockUse use) noexcept {
@@ -540,6 +609,14 @@ void Allocator::finish_rebuild() {
       index += run - 1;
     }
   }
+  // A layout 1 pool: the full scan found every header, so its end is a valid mark. Persisted
+  // before the pool says it has one (upgrade_layout), and trusted from now on.
+  if (m.pool != nullptr && m.high_water_field == nullptr) {
+    m.high_water_field = m.pool->chunk_high_water_field();
+    m.high_water = m.headers_end;
+    m.region.store_u64_persist(m.high_water_field, m.high_water);
+    m.pool->upgrade_layout();
+  }
 }
 
 AllocatorStats Allocator::stats() const noexcept {
@@ -550,6 +627,7 @@ AllocatorStats Allocator::stats() const noexcept {
   s.blocks_in_use = impl_->blocks_in_use;
   s.chunks_in_use = impl_->chunks_in_use;
   s.chunks_total = impl_->chunks.size();
+  s.chunks_high_water = impl_->high_water;
   return s;
 }
 

@@ -14,10 +14,10 @@
 //    (BlockUse::kIndex) use their own finer index_classes (64 B .. kMaxSmallBlock): they are not
 //    items and memcached has no class for them. Items and index nodes never share a chunk.
 //  - Chunk headers: 16 bytes, u32 magic, u32 block size, u32 chunk count, u32 XXH32 of the three.
-//    Layout 2 (header_table): one header per chunk in a table at the heap's start, the chunks
+//    Layout 3 (header_table): one header per chunk in a table at the heap's start, the chunks
 //    after it (first chunk at the table's end, rounded up to 4 KiB); a block starts at the chunk
 //    start, so a 1 MiB page holds exactly memcached's chunks_per_page; the magic says the use
-//    ("CHNK" items, "CHNX" index nodes). Layout 1 (the 256 KiB chunks of pools made before):
+//    ("CHNK" items, "CHNX" index nodes). Layouts 1 and 2 (HeapGeometry::legacy, 256 KiB chunks):
 //    the header fills the first 64 bytes of its chunk, blocks follow it, magic always "CHNK" and
 //    the use is learnt from the first block marked.
 //  - A small chunk: count 1, block size = its class, block i at data start + i * block size.
@@ -28,6 +28,14 @@
 //
 // The heap may be volatile memory (the DRAM heap, PmRegion::anonymous): the same code, with
 // flushes and fences that do nothing.
+//
+// High-water mark (an allocator over a Pool): the pool's superblock persists how many chunks from
+// the heap's start have ever been given a header; rebuild reads only those, and growing past the
+// mark first reserves the file's blocks (the pool file is sparse), so an empty or half-empty pool
+// costs memory, disk and start-up time for what it holds, not for its size. With a header table
+// (layout 3) the mark bounds the table entries read and reserved too. A layout 1 pool has no
+// mark: its first rebuild reads every header, then sets the mark and upgrades the pool to
+// layout 2 (same geometry, with the mark).
 //
 // Volatile side data: every block has BlockLinks in DRAM (zeroed when its chunk gets a size class,
 // never persisted) for the owner to keep its blocks in lists, e.g. the store's recency order.
@@ -48,25 +56,25 @@
 
 namespace pmcached::pm {
 
-// Layout 1: the chunk size and the in-chunk header area.
+// Layouts 1 and 2: the chunk size and the in-chunk header area.
 inline constexpr std::size_t kLegacyChunkSize = 256u << 10;
 inline constexpr std::size_t kChunkHeaderSize = 64;
 // The largest index-node class (both layouts; layout 1's largest item class too).
 inline constexpr std::size_t kMaxSmallBlock = 64u << 10;
-// Bytes of one chunk header (a layout-2 table entry).
+// Bytes of one chunk header (a layout-3 table entry).
 inline constexpr std::size_t kChunkHeaderBytes = 16;
 
 // Where blocks are: fixed for a heap's lifetime (a pool persists what decides it).
 struct HeapGeometry {
   std::size_t chunk_size = kLegacyChunkSize;
-  bool header_table = false;                 // layout 2: headers in a table, not in chunks
+  bool header_table = false;                 // layout 3: headers in a table, not in chunks
   std::vector<std::uint32_t> item_classes;   // ascending block sizes
   std::vector<std::uint32_t> index_classes;  // ascending block sizes
 
-  // Layout 1: 256 KiB chunks with in-chunk headers; items and index nodes in 64 B .. 64 KiB
+  // Layouts 1 and 2: 256 KiB chunks with in-chunk headers; items and index nodes in 64 B .. 64 KiB
   // classes (each ~1.25x the previous, multiples of 16).
   [[nodiscard]] static HeapGeometry legacy();
-  // Layout 2: page_size chunks, a header table, memcached's item classes.
+  // Layout 3: page_size chunks, a header table, memcached's item classes.
   [[nodiscard]] static HeapGeometry slabs(const SlabSettings& settings);
 };
 
@@ -96,21 +104,29 @@ struct AllocatorStats {
   std::uint64_t blocks_in_use = 0;
   std::uint64_t chunks_in_use = 0;
   std::uint64_t chunks_total = 0;
+  std::uint64_t chunks_high_water = 0;  // chunks below the high-water mark (all: no pool)
 };
+
+class Pool;
 
 class Allocator {
  public:
-  // Manages [heap_begin, heap_end) of `region` with `geometry` (a pool's: Pool::heap_geometry()).
-  // A new heap needs no formatting: chunks without a valid header are free. On a heap that may
-  // already hold chunk headers (any reopened pool), run the rebuild sequence below before the
-  // first allocate(). heap_begin must not be 0 (0 means "no block").
+  // Manages [heap_begin, heap_end) of `region` with `geometry` (a volatile heap, or tests). A new
+  // heap needs no formatting: chunks without a valid header are free. On a heap that may already
+  // hold chunk headers (any reopened pool), run the rebuild sequence below before the first
+  // allocate(). heap_begin must not be 0 (0 means "no block").
   Allocator(PmRegion& region, std::uint64_t heap_begin, std::uint64_t heap_end,
             HeapGeometry geometry = HeapGeometry::legacy());
+  // Manages `pool`'s heap with its geometry (Pool::heap_geometry()) and its persistent
+  // high-water mark (see above). Every allocator of a pool must be made this way: one without
+  // the mark would write headers the next rebuild does not read.
+  explicit Allocator(Pool& pool);
   ~Allocator();
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
 
-  // A block of at least `size` bytes (contents undefined), or 0 when the heap is full.
+  // A block of at least `size` bytes (contents undefined), or 0 when the heap is full (or the
+  // pool's file system has no room for the chunks it would need).
   [[nodiscard]] std::uint64_t allocate(std::size_t size, BlockUse use = BlockUse::kItem) noexcept;
   // Returns a block; the caller guarantees nothing reachable refers to it any more.
   void free(std::uint64_t offset) noexcept;

@@ -1,5 +1,6 @@
 // TEST ONLY: the one seam through which tests break a persistence order on purpose, so that
-// the crash tests can show the crash simulator catches a broken engine or store. Every fault is
+// the crash tests can show the crash simulator catches a broken engine or store (and make a
+// reservation fail as on a full file system). Every fault is
 // off unless a test turns it on with a FaultScope; nothing outside tests does.
 //
 // Thread safety: none. Turn faults on and off only while no other thread works on a pool.
@@ -16,6 +17,8 @@ enum class Fault : unsigned {
   // PmRegion::store_u64_persist skips its publishing-order fence, so a reference can persist
   // before the record handed over with flush_before_publish.
   kSkipPublishOrder = 1u << 2,
+  // PmRegion::reserve fails with ENOSPC (a full file system), on any region.
+  kReserveFails = 1u << 3,
 };
 
 class FaultInjection {

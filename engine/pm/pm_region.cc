@@ -1,8 +1,10 @@
 // PmRegion: libpmem file mappings and DRAM regions, with flush/fence reported to a simulator.
 #include "engine/pm/pm_region.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -52,6 +54,13 @@ PmRegion::~PmRegion() {
   if (t_deferred.region == this) t_deferred = {};  // a record in this region cannot outlive it
   if (mapped_file_) pmem_unmap(base_, size_);
   if (volatile_) ::munmap(base_, size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int PmRegion::reserve(std::uint64_t offset, std::size_t len) noexcept {
+  if (FaultInjection::active(Fault::kReserveFails)) return ENOSPC;
+  if (fd_ < 0 || len == 0) return 0;
+  return ::posix_fallocate(fd_, static_cast<off_t>(offset), static_cast<off_t>(len));
 }
 
 std::unique_ptr<PmRegion> PmRegion::map_file(const std::string& path, std::size_t size_if_new,
@@ -60,25 +69,43 @@ std::unique_ptr<PmRegion> PmRegion::map_file(const std::string& path, std::size_
   std::size_t mapped_len = 0;
   int is_pmem = 0;
   void* addr = nullptr;
+  int fd = -1;
   if (::stat(path.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode)) throw PoolError("pool " + path + " is not a regular file");
     if (static_cast<std::size_t>(st.st_size) < kMinPoolSize) {
       throw PoolError("pool " + path + " is truncated or not a pmcached pool (" +
                       std::to_string(st.st_size) + " bytes)");
     }
-    addr = pmem_map_file(path.c_str(), 0, 0, 0, &mapped_len, &is_pmem);
-    if (addr == nullptr) fail("cannot map pool", path, errno);
+    fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) fail("cannot open pool", path, errno);
     created = false;
   } else {
     if (errno != ENOENT) fail("cannot stat pool", path, errno);
     // The directory must exist: whether to create it is the caller's policy.
-    addr = pmem_map_file(path.c_str(), size_if_new, PMEM_FILE_CREATE | PMEM_FILE_EXCL, 0600,
-                         &mapped_len, &is_pmem);
-    if (addr == nullptr) fail("cannot create pool", path, errno);
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) fail("cannot create pool", path, errno);
+    // Sparse: blocks are reserved as the heap grows (reserve()), so an empty pool costs neither
+    // disk nor memory. The superblock's page is reserved now, so that formatting cannot fault.
+    int error = ::ftruncate(fd, static_cast<off_t>(size_if_new)) != 0 ? errno : 0;
+    if (error == 0) error = ::posix_fallocate(fd, 0, static_cast<off_t>(kSuperblockSize));
+    if (error != 0) {
+      ::close(fd);
+      ::unlink(path.c_str());
+      fail("cannot create pool", path, error);
+    }
     created = true;
   }
-  return std::unique_ptr<PmRegion>(
+  addr = pmem_map_file(path.c_str(), 0, 0, 0, &mapped_len, &is_pmem);
+  if (addr == nullptr) {
+    const int error = errno;
+    ::close(fd);
+    if (created) ::unlink(path.c_str());
+    fail("cannot map pool", path, error);
+  }
+  std::unique_ptr<PmRegion> region(
       new PmRegion(static_cast<char*>(addr), mapped_len, is_pmem != 0, true, nullptr));
+  region->fd_ = fd;
+  return region;
 }
 
 std::unique_ptr<PmRegion> PmRegion::in_memory(std::size_t size, CrashSimulator* simulator) {

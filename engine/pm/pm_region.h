@@ -36,8 +36,9 @@ class CrashSimulator;
 class PmRegion {
  public:
   // Maps `path` with libpmem: an existing file at its size, or a new file of `size_if_new`
-  // bytes (`created` tells which) in an existing directory. Throws PoolError (pool.h) on any
-  // failure.
+  // bytes (`created` tells which) in an existing directory. A new file is sparse: only its
+  // first 4 KiB are reserved; the allocator reserves the rest as it grows (reserve()). Throws
+  // PoolError (pool.h) on any failure; a file it created is then removed.
   static std::unique_ptr<PmRegion> map_file(const std::string& path, std::size_t size_if_new,
                                             bool& created);
   // Zero-filled DRAM of `size` bytes; an attached simulator sees every flush and fence.
@@ -88,6 +89,11 @@ class PmRegion {
   // persists it.
   void store_u64(std::uint64_t* field, std::uint64_t value) noexcept;
 
+  // Reserves the file's blocks for [offset, offset + len) (posix_fallocate), so that writing
+  // there cannot fault with SIGBUS on a full file system (or tmpfs). Returns 0 or the errno;
+  // always 0 for a DRAM region.
+  [[nodiscard]] int reserve(std::uint64_t offset, std::size_t len) noexcept;
+
   // Makes everything durable on a non-PM file (msync); a no-op on real PM and in DRAM.
   void sync() noexcept;
 
@@ -102,6 +108,7 @@ class PmRegion {
   bool is_pmem_;
   bool mapped_file_;
   CrashSimulator* simulator_;
+  int fd_ = -1;             // a mapped file's, kept open for reserve()
   std::vector<char> dram_;  // backing store of in-memory regions
   bool volatile_ = false;   // anonymous(): no flushes, no fences, munmap at the end
 };

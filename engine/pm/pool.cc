@@ -1,4 +1,5 @@
-// Pool: the superblock (layout versions 1 and 2) — formatting, validation and the run-time fields.
+// Pool: the superblock of layout version 3 (reads 1 and 2) — formatting, validation, the upgrade
+// from 1 to 2 and the run-time fields.
 #include "engine/pm/pool.h"
 
 #include <atomic>
@@ -34,14 +35,16 @@ struct Superblock {
   std::uint64_t cas_high_water;
   std::uint64_t flush_select;     // which flush_slot is current (0 or 1)
   std::int64_t flush_slot[2][2];  // {time, cas}
-  // Line 2 (layout 2; zero in layout 1): the heap's slab settings, fixed when formatting.
+  // Line 2: chunks of the heap below which every chunk header lies (allocator.h; layouts 2, 3).
+  std::uint64_t chunk_high_water;
+  // Layout 3 (zero in layouts 1 and 2): the heap's slab settings, fixed when formatting.
   std::uint32_t slab_page_size;
   std::uint32_t slab_min_size;
   std::uint64_t slab_growth_factor;  // the bits of a double
   std::uint32_t slab_chunk_max;
   std::uint32_t reserved2;      // 0
-  std::uint64_t slab_checksum;  // XXH64 of [128, 152)
-  std::uint64_t reserved3[4];   // 0
+  std::uint64_t slab_checksum;  // XXH64 of [136, 160)
+  std::uint64_t reserved3[3];   // 0
 };
 static_assert(offsetof(Superblock, layout_version) == 8);
 static_assert(offsetof(Superblock, pool_size) == 16);
@@ -52,8 +55,9 @@ static_assert(offsetof(Superblock, clean) == 72);
 static_assert(offsetof(Superblock, cas_high_water) == 80);
 static_assert(offsetof(Superblock, flush_select) == 88);
 static_assert(offsetof(Superblock, flush_slot) == 96);
-static_assert(offsetof(Superblock, slab_page_size) == 128);
-static_assert(offsetof(Superblock, slab_checksum) == 152);
+static_assert(offsetof(Superblock, chunk_high_water) == 128);
+static_assert(offsetof(Superblock, slab_page_size) == 136);
+static_assert(offsetof(Superblock, slab_checksum) == 160);
 static_assert(sizeof(Superblock) == 192 && sizeof(Superblock) <= kSuperblockSize);
 constexpr std::size_t kChecksummedBytes = offsetof(Superblock, checksum);
 
@@ -64,7 +68,8 @@ std::uint64_t checksum_of(const Superblock& sb) noexcept {
 }
 
 std::uint64_t slab_checksum_of(const Superblock& sb) noexcept {
-  return XXH64(&sb.slab_page_size, offsetof(Superblock, slab_checksum) - 128, 0);
+  constexpr std::size_t kBegin = offsetof(Superblock, slab_page_size);
+  return XXH64(&sb.slab_page_size, offsetof(Superblock, slab_checksum) - kBegin, 0);
 }
 
 SlabSettings slab_settings_of(const Superblock& sb) noexcept {
@@ -74,6 +79,15 @@ SlabSettings slab_settings_of(const Superblock& sb) noexcept {
   s.growth_factor = std::bit_cast<double>(sb.slab_growth_factor);
   s.chunk_max = sb.slab_chunk_max;
   return s;
+}
+
+// The checksum `sb` had as a layout 1 superblock: a layout upgrade writes the version before
+// the checksum, so a crash between the two leaves this one.
+std::uint64_t checksum_as_layout_1(const Superblock& sb) noexcept {
+  Superblock old;
+  std::memcpy(static_cast<void*>(&old), &sb, sizeof(old));
+  old.layout_version = kOldestReadableLayout;
+  return checksum_of(old);
 }
 
 // The superblock that formatting writes before its magic: fields, and the checksum they will
@@ -154,6 +168,7 @@ std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::s
   const bool unformatted =
       is_unformatted(*superblock(*region), fresh_superblock(engine, region->size(), slabs));
   std::unique_ptr<Pool> pool(new Pool(std::move(region), unformatted));
+  pool->layout_version_ = kLayoutVersion;
   if (unformatted) {
     pool->format(engine, slabs);
   } else {
@@ -176,20 +191,28 @@ void Pool::format(std::string_view engine, const SlabSettings& slabs) {
   region_->persist(sb->magic, sizeof(kMagic));
 }
 
-void Pool::validate(std::string_view engine, std::string_view where) const {
+void Pool::validate(std::string_view engine, std::string_view where) {
   const Superblock& sb = *superblock(*region_);
   const std::string at(where);
   if (std::memcmp(sb.magic, kMagic, sizeof(kMagic)) != 0) {
     throw PoolError(at + " is not a pmcached pool");
   }
   // The version before the checksum: another layout version may checksum differently.
-  if (sb.layout_version != kLayoutVersion && sb.layout_version != kLegacyLayoutVersion) {
+  if (sb.layout_version != kLayoutVersion && sb.layout_version != kMarkedLegacyLayout &&
+      sb.layout_version != kOldestReadableLayout) {
     throw PoolError(at + " has layout version " + std::to_string(sb.layout_version) +
-                    ", this pmcached reads versions " + std::to_string(kLegacyLayoutVersion) +
-                    " and " + std::to_string(kLayoutVersion));
+                    ", this pmcached reads versions " + std::to_string(kOldestReadableLayout) +
+                    " to " + std::to_string(kLayoutVersion));
   }
-  if (sb.checksum != checksum_of(sb)) throw PoolError(at + " superblock is corrupt");
-  if (sb.layout_version == kLayoutVersion &&
+  layout_version_ = sb.layout_version;
+  if (sb.checksum != checksum_of(sb)) {
+    // An upgrade from layout 1 to 2 interrupted between its version and its checksum.
+    if (sb.layout_version != kMarkedLegacyLayout || sb.checksum != checksum_as_layout_1(sb)) {
+      throw PoolError(at + " superblock is corrupt");
+    }
+    layout_version_ = kOldestReadableLayout;
+  }
+  if (layout_version_ == kLayoutVersion &&
       (sb.slab_checksum != slab_checksum_of(sb) || slab_settings_error(slab_settings_of(sb)))) {
     throw PoolError(at + " superblock is corrupt (slab settings)");
   }
@@ -208,17 +231,35 @@ void Pool::validate(std::string_view engine, std::string_view where) const {
   }
 }
 
-std::uint32_t Pool::layout_version() const noexcept { return superblock(*region_)->layout_version; }
+std::uint32_t Pool::layout_version() const noexcept { return layout_version_; }
 
 std::optional<SlabSettings> Pool::slab_settings() const noexcept {
-  const Superblock& sb = *superblock(*region_);
-  if (sb.layout_version == kLegacyLayoutVersion) return std::nullopt;
-  return slab_settings_of(sb);
+  if (layout_version_ != kLayoutVersion) return std::nullopt;
+  return slab_settings_of(*superblock(*region_));
 }
 
 HeapGeometry Pool::heap_geometry() const {
   const std::optional<SlabSettings> slabs = slab_settings();
   return slabs ? HeapGeometry::slabs(*slabs) : HeapGeometry::legacy();
+}
+
+std::uint64_t* Pool::chunk_high_water_field() noexcept {
+  return &superblock(*region_)->chunk_high_water;
+}
+
+void Pool::upgrade_layout() noexcept {
+  if (layout_version_ != kOldestReadableLayout) return;
+  Superblock* sb = superblock(*region_);
+  // Version, then checksum: validate() reads a crash between them as layout 1 (the mark, written
+  // before this, is then ignored and set again).
+  Superblock next;
+  std::memcpy(static_cast<void*>(&next), sb, sizeof(next));
+  next.layout_version = kMarkedLegacyLayout;
+  std::uint64_t version_word = 0;  // layout_version and reserved: one aligned 8-byte word
+  std::memcpy(&version_word, &next.layout_version, sizeof(version_word));
+  region_->store_u64_persist(reinterpret_cast<std::uint64_t*>(&sb->layout_version), version_word);
+  region_->store_u64_persist(&sb->checksum, checksum_of(next));
+  layout_version_ = kMarkedLegacyLayout;
 }
 
 std::uint64_t Pool::root() const noexcept { return load(superblock(*region_)->root); }

@@ -15,21 +15,6 @@ bool valid_key(std::string_view key) noexcept {
   return !key.empty() && key.size() <= kMaxKeyLength;
 }
 
-ItemView view_of(const ItemHeader& item) noexcept {
-  ItemView view;
-  view.key = item.key();
-  view.value = item.value();
-  view.client_flags = item.client_flags;
-  view.cas = item.cas;
-  view.exptime = item.exptime;
-  view.last_access = item.last_access;  // before this access (mg h, l)
-  view.fetched = item.has(ItemHeader::kFetched);
-  view.stale = item.has(ItemHeader::kStale);
-  view.win_token_sent = item.has(ItemHeader::kTokenSent);
-  view.binary_key = item.has(ItemHeader::kKeyBinary);
-  return view;
-}
-
 std::optional<ExistingItem> existing_of(const ItemHeader* item) noexcept {
   if (item == nullptr) return std::nullopt;
   return ExistingItem{item->cas, item->client_flags, item->exptime, item->bits, item->value()};
@@ -74,7 +59,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
 void Store::Impl::answer_get(const GetRequest& request, ItemHeader* item, Stripe& stripe,
                              std::int64_t now, const ItemVisitor& visit, GetOutcome& out) noexcept {
   const bool touching = request.touch_exptime.has_value();
-  stripe.add(Counter::kCmdGet);
+  if (request.count_get) stripe.add(Counter::kCmdGet);
   if (touching) stripe.add(Counter::kCmdTouch);
   if (item == nullptr) {
     stripe.add(touching ? Counter::kTouchMisses : Counter::kGetMisses);

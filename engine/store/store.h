@@ -96,6 +96,8 @@ struct GetRequest {
   bool recache_before_touch = false;          // R compares the exptime before T's
   bool mark_win = true;                       // false: a win is reported but not recorded
   std::optional<std::uint64_t> new_cas;       // meta E(token): cas for a vivified item
+  bool count_get = true;                      // count in cmd_get: memcached's gat (text and
+                                              // binary) and binary touch count a touch only
 };
 
 struct GetOutcome {
@@ -244,6 +246,17 @@ class Store {
   // Background sweep: reclaims expired and flushed items, visiting at most `max_visits` keys
   // from where the previous sweep stopped (it wraps around). Returns how many it reclaimed.
   std::size_t reclaim_expired(std::size_t max_visits) noexcept;
+
+  // Visits the live items whose keys are >= `from`, in key order, until `visit` returns false
+  // (stats cachedump, lru_crawler metadump). Reads no access bits (nothing is bumped). Each visit
+  // holds the key's stripe lock, as for get(); keys are collected in batches, so items stored
+  // during the scan may or may not be seen.
+  void scan_items(std::string_view from, const std::function<bool(const ItemView&)>& visit);
+
+  // cache_memlimit: a new memory limit for a volatile store; room is made by evicting as stores
+  // need it. False (nothing changed) for a persistent pool or a paged engine, whose size is
+  // that of the pool or page file they were created with.
+  bool set_memory_limit(std::size_t bytes) noexcept;
 
   // Resets the counters of `stats reset`.
   void reset_stats() noexcept;

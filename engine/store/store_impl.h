@@ -34,6 +34,22 @@
 
 namespace pmcached::engine {
 
+// What a visitor sees of a published record.
+inline ItemView view_of(const ItemHeader& item) noexcept {
+  ItemView view;
+  view.key = item.key();
+  view.value = item.value();
+  view.client_flags = item.client_flags;
+  view.cas = item.cas;
+  view.exptime = item.exptime;
+  view.last_access = item.last_access;  // before this access (mg h, l)
+  view.fetched = item.has(ItemHeader::kFetched);
+  view.stale = item.has(ItemHeader::kStale);
+  view.win_token_sent = item.has(ItemHeader::kTokenSent);
+  view.binary_key = item.has(ItemHeader::kKeyBinary);
+  return view;
+}
+
 struct Store::Impl {
   Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<RecordEngine> owner,
        std::unique_ptr<ItemHeap> own_heap, ItemHeap& item_heap, pm::Pool* persistent_pool,
@@ -338,6 +354,7 @@ struct Store::Impl {
   std::atomic<std::uint64_t> cas_reserved{UINT64_MAX};  // a pool's persisted high-water mark
   std::mutex cas_mutex;
   alignas(64) std::atomic<std::size_t> used_bytes{0};  // header+key+value of live records
+  std::atomic<std::size_t> memory_limit;  // options.memory_limit_bytes, or cache_memlimit's
   alignas(64) FlushState flush_state;
   std::atomic<std::uint64_t> cmd_flush{0};
 

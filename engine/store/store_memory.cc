@@ -26,7 +26,8 @@ Store::Impl::Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<RecordEngi
       stripes(opts.lock_stripes),
       recency(item_heap),
       class_counters(item_heap.class_count()),
-      process_started(time_source.now() - 62) {
+      process_started(time_source.now() - 62),
+      memory_limit(opts.memory_limit_bytes) {
   // A persistent store persists a cas high-water mark before handing out its first cas.
   if (pool != nullptr) cas_reserved.store(0, std::memory_order_relaxed);
 }
@@ -173,7 +174,7 @@ bool Store::Impl::try_reserve(std::size_t n) noexcept {
     used_bytes.fetch_add(n, std::memory_order_relaxed);
     return true;
   }
-  const std::size_t limit = options.memory_limit_bytes;
+  const std::size_t limit = memory_limit.load(std::memory_order_relaxed);
   std::size_t current = used_bytes.load(std::memory_order_relaxed);
   do {
     if (n > limit || current > limit - n) return false;
@@ -268,7 +269,7 @@ void Store::Impl::count_eviction(const ItemHeader& item, std::int64_t now) noexc
 }
 
 bool Store::Impl::make_room(std::size_t n, Room& room) noexcept {
-  const std::size_t limit = options.memory_limit_bytes;
+  const std::size_t limit = memory_limit.load(std::memory_order_relaxed);
   if (n > limit) return false;
   // The room made is reserved at once, before any other store can take it.
   const auto reserved = [&] {
@@ -428,7 +429,7 @@ StoreStats Store::Impl::stats() const noexcept {
   s.curr_items = total(Counter::kCurrItems);
   s.total_items = total(Counter::kTotalItems);
   s.bytes = used_bytes.load(std::memory_order_relaxed);
-  s.limit_maxbytes = options.memory_limit_bytes;
+  s.limit_maxbytes = memory_limit.load(std::memory_order_relaxed);
   s.evictions = total(Counter::kEvictions);
   s.expired_unfetched = total(Counter::kExpiredUnfetched);
   s.evicted_unfetched = total(Counter::kEvictedUnfetched);

@@ -34,8 +34,7 @@ class BTreeReplayTest : public ::testing::TestWithParam<std::tuple<PageTableKind
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     pool_ = pm::Pool::open_region(pm::PmRegion::in_memory(16u << 20), "bptree-replay-test");
-    allocator_ = std::make_unique<pm::Allocator>(pool_->region(), pool_->heap_begin(),
-                                                 pool_->heap_end(), pool_->heap_geometry());
+    allocator_ = std::make_unique<pm::Allocator>(*pool_);
     open_pages();
     log_ = buffer::RedoLog::create(*pool_, *allocator_, 8u << 20, file_->file_id());
   }

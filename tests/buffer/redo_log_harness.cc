@@ -32,8 +32,7 @@ Records make_records(std::uint32_t tag, const std::vector<std::size_t>& sizes) {
 LogInstance LogInstance::fresh(std::size_t log_bytes, pm::CrashSimulator* sim) {
   LogInstance out;
   out.pool = pm::Pool::open_region(pm::PmRegion::in_memory(kPoolBytes, sim), kEngine);
-  out.allocator = std::make_unique<pm::Allocator>(out.pool->region(), out.pool->heap_begin(),
-                                                  out.pool->heap_end(), out.pool->heap_geometry());
+  out.allocator = std::make_unique<pm::Allocator>(*out.pool);
   out.log = RedoLog::create(*out.pool, *out.allocator, log_bytes, kPageFileId);
   return out;
 }
@@ -42,8 +41,7 @@ LogInstance LogInstance::restart(const std::vector<char>& image, std::uint64_t r
                                  pm::CrashSimulator* sim) {
   LogInstance out;
   out.pool = pm::Pool::open_region(pm::PmRegion::from_image(image, sim), kEngine);
-  out.allocator = std::make_unique<pm::Allocator>(out.pool->region(), out.pool->heap_begin(),
-                                                  out.pool->heap_end(), out.pool->heap_geometry());
+  out.allocator = std::make_unique<pm::Allocator>(*out.pool);
   out.log = RedoLog::open(*out.pool, root, kPageFileId);
   out.allocator->begin_rebuild();
   int blocks = 0;

@@ -332,8 +332,7 @@ TEST(RedoLog, AppendBeforeReplayAndCommitBeyondTheEndThrow) {
 
 TEST(RedoLog, CreateRefusesALogThePoolCannotHold) {
   auto pool = pm::Pool::open_region(pm::PmRegion::in_memory(testing::kPoolBytes), "redo-log-test");
-  pm::Allocator allocator(pool->region(), pool->heap_begin(), pool->heap_end(),
-                          pool->heap_geometry());
+  pm::Allocator allocator(*pool);
   EXPECT_THROW((void)RedoLog::create(*pool, allocator, std::size_t{5} << 30, 1), RedoLogError);
   EXPECT_THROW((void)RedoLog::create(*pool, allocator, testing::kPoolBytes, 1), RedoLogError);
   EXPECT_EQ(allocator.stats().blocks_in_use, 0u) << "a refused log keeps no block";

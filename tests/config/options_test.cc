@@ -56,7 +56,7 @@ TEST(OptionsTest, DefaultsMatchTheHeader) {
   const Options defaults;
   EXPECT_EQ(parsed.listen_address, "127.0.0.1");
   EXPECT_EQ(parsed.port, 11211);
-  EXPECT_EQ(parsed.threads, 0u);
+  EXPECT_EQ(parsed.threads, 4u);  // memcached's default, whatever the CPU count or quota
   EXPECT_EQ(parsed.max_connections, 1024u);
   EXPECT_EQ(parsed.memory_limit_mb, 64u);
   EXPECT_FALSE(parsed.no_evict);

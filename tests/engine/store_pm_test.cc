@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/open_store.h"
+#include "engine/pm/allocator.h"
+#include "engine/pm/fault_injection.h"
 #include "engine/pm/pm_region.h"
 #include "engine/pm/pool.h"
 #include "tests/engine/engine_suites.h"
@@ -83,6 +85,21 @@ TEST_P(StorePmTest, DisabledEvictionsReportOutOfMemory) {
   EXPECT_GT(stored, 1000);
   EXPECT_EQ(stored + refused, 20'000);
   EXPECT_EQ(store_->stats().evictions, 0u);
+}
+
+// Issue 20: a pool file is sparse and its heap reserves file blocks as it grows. When the file
+// system is full the heap stops growing: the store evicts (or refuses) within what it has, as for
+// a full pool, and nothing faults.
+TEST_P(StorePmTest, AFullFileSystemStopsTheHeapGrowingNotTheServer) {
+  open(/*evict=*/true);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(set(i, 1000), StoreStatus::kStored) << i;
+  const std::uint64_t reserved = opened_->allocator()->stats().chunks_high_water;
+  ASSERT_LT(reserved, opened_->allocator()->stats().chunks_total);
+  pm::FaultScope full_disk(pm::Fault::kReserveFails);
+  for (int i = 1000; i < 20'000; ++i) ASSERT_EQ(set(i, 1000), StoreStatus::kStored) << i;
+  EXPECT_GT(store_->stats().evictions, 0u);
+  EXPECT_EQ(opened_->allocator()->stats().chunks_high_water, reserved);
+  EXPECT_TRUE(has(19'999, 1000));
 }
 
 // Every chunk is committed to one size class by the first fill; later sizes need chunks to be

@@ -176,8 +176,8 @@ TEST(StoreSlabs, EvictionsAreCountedInTheClassTheyCameFrom) {
 }
 
 // A pool formatted by a pmcached of layout 1 (before memcached's classes): superblock version 1,
-// 256 KiB chunks with in-chunk headers. It opens, keeps its geometry and layout, and its items
-// survive a restart.
+// 256 KiB chunks with in-chunk headers. It opens, keeps its geometry (upgraded only to layout 2,
+// which adds the high-water mark), and its items survive a restart.
 TEST(StoreSlabs, LayoutOnePoolsKeepTheirGeometry) {
   const std::filesystem::path path = std::filesystem::temp_directory_path() /
                                      ("pmcached_layout1_" + std::to_string(::getpid()) + ".pool");
@@ -229,7 +229,7 @@ TEST(StoreSlabs, LayoutOnePoolsKeepTheirGeometry) {
     in.read(head, sizeof head);
     std::uint32_t version = 0;
     std::memcpy(&version, head + 8, 4);
-    EXPECT_EQ(version, 1u) << "the pool keeps its layout";
+    EXPECT_EQ(version, 2u) << "layout 1 + the mark, not layout 3";
   }
   {
     auto opened = open();

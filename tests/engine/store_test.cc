@@ -201,6 +201,19 @@ TEST_F(StoreTest, GetAndTouchUpdatesExpiryAndCountsAsTouch) {
   EXPECT_EQ(s.get_hits, 0u);
 }
 
+TEST_F(StoreTest, GetAndTouchWithoutCountGetCountsOnlyTheTouch) {
+  ASSERT_EQ(set("k", "v", 10), StoreStatus::kStored);
+  GetRequest r;
+  r.key = "k";
+  r.touch_exptime = 500;
+  r.count_get = false;  // memcached's gat and binary touch
+  EXPECT_EQ(fetch(r).first.status, StoreStatus::kHit);
+  const StoreStats s = store_->stats();
+  EXPECT_EQ(s.cmd_touch, 1u);
+  EXPECT_EQ(s.touch_hits, 1u);
+  EXPECT_EQ(s.cmd_get, 0u);
+}
+
 TEST_F(StoreTest, StatsCountItemsBytesAndCommands) {
   ASSERT_EQ(set("a", "12345"), StoreStatus::kStored);
   ASSERT_EQ(set("bb", "1"), StoreStatus::kStored);

@@ -59,8 +59,7 @@ Harness::Harness(std::string engine, std::size_t bytes, pm::CrashSimulator* simu
   slabs.chunk_max = 128u << 10;
   pool_ = pm::Pool::open_region(pm::PmRegion::in_memory(bytes, simulator), name_, slabs);
   pool_->mark_in_use();  // as the server does once it serves from a pool
-  allocator_ = std::make_unique<pm::Allocator>(region(), pool_->heap_begin(), pool_->heap_end(),
-                                               pool_->heap_geometry());
+  allocator_ = std::make_unique<pm::Allocator>(*pool_);
   create_engine();
 }
 
@@ -68,8 +67,7 @@ Harness::Harness(std::string engine, const std::vector<char>& image, pm::CrashSi
     : name_(std::move(engine)), inspect_(inspector_for(name_)) {
   pool_ = pm::Pool::open_region(pm::PmRegion::from_image(image, simulator), name_);
   pool_->mark_in_use();
-  allocator_ = std::make_unique<pm::Allocator>(region(), pool_->heap_begin(), pool_->heap_end(),
-                                               pool_->heap_geometry());
+  allocator_ = std::make_unique<pm::Allocator>(*pool_);
   allocator_->begin_rebuild();
   create_engine();
   engine_->recover();

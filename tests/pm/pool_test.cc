@@ -123,16 +123,16 @@ TEST_F(PoolFileTest, WrongEngineIsRefused) {
 
 TEST_F(PoolFileTest, WrongLayoutVersionIsRefused) {
   create();
-  const std::uint32_t version = 3;
+  const std::uint32_t version = 4;
   patch_file(path_, 8, &version, sizeof(version));
   expect_refused("wort",
-                 "pool " + path_ + " has layout version 3, this pmcached reads versions 1 and 2");
+                 "pool " + path_ + " has layout version 4, this pmcached reads versions 1 to 3");
 }
 
 TEST_F(PoolFileTest, CorruptSlabSettingsAreRefused) {
   create();
   const std::uint32_t min_size = 49;  // line 2: -n, covered by its own checksum
-  patch_file(path_, 132, &min_size, sizeof(min_size));
+  patch_file(path_, 140, &min_size, sizeof(min_size));
   expect_refused("wort", "pool " + path_ + " superblock is corrupt (slab settings)");
 }
 
