@@ -3,6 +3,7 @@
 // form "pmcached: --port: 70000 is not in [0 - 65535]" and nothing ever throws out of here.
 #include "config/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <exception>
 #include <string_view>
@@ -40,6 +41,8 @@ constexpr std::uint64_t kMaxPmLatencyNs = 1'000'000;
 struct RawOptions {
   std::string port, threads, conn_limit, memory_limit, item_size, udp_port, pm_latency;
   std::string page_size, buffer_pool_mb, page_file_mb, log_mb, b2_threshold;
+  std::string slab_min_size, growth_factor;
+  std::vector<std::string> extended;  // -o, each a comma-separated list
   int verbosity = 0;
 };
 
@@ -138,6 +141,17 @@ void add_options(CLI::App& app, Options& options, RawOptions& raw, bool& version
       ->type_name("SIZE");
   app.add_option("-U,--udp-port", raw.udp_port, "UDP port; only 0 (off) is supported")
       ->type_name("PORT");
+  app.add_option("-n,--slab-min-size", raw.slab_min_size,
+                 "Size classes: key + value bytes of the smallest class; default 48")
+      ->type_name("BYTES");
+  app.add_option("-f,--slab-growth-factor", raw.growth_factor,
+                 "Size classes: chunk size growth factor; default 1.25")
+      ->type_name("FACTOR");
+  app.add_option("-o,--extended", raw.extended,
+                 "memcached's comma-separated extended options; only slab_chunk_max=BYTES "
+                 "(the largest size class, default 524288)")
+      ->type_name("OPTS")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("-v,--verbose", raw.verbosity, "Verbose logging; -vv for more");
   app.add_flag("-A,--enable-shutdown", options.enable_shutdown, "Allow the \"shutdown\" command");
   app.add_option("--engine", options.engine, "Index engine; default wort")->type_name("NAME");
@@ -213,6 +227,70 @@ void convert_paged(const CLI::App& app, const RawOptions& raw, Options& options)
   if (given("--page-file") && options.page_file.empty()) fail("--page-file", "the path is empty");
 }
 
+// The size-class flags, with memcached's words for what it refuses.
+void convert_slabs(const CLI::App& app, const RawOptions& raw, Options& options) {
+  auto given = [&app](const char* name) { return app.count(name) > 0; };
+  if (given("--slab-min-size")) {
+    const std::uint64_t n = parse_number("--slab-min-size", raw.slab_min_size);
+    if (n == 0) fail("--slab-min-size", "Chunk size must be greater than 0");
+    if (n > (1u << 20)) fail("--slab-min-size", shown(raw.slab_min_size) + " is out of range");
+    options.slab_min_size = static_cast<std::uint32_t>(n);
+  }
+  if (given("--slab-growth-factor")) {
+    const std::string& text = raw.growth_factor;
+    double factor = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), factor);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+      fail("--slab-growth-factor", shown(text) + " is not a number");
+    }
+    if (!(factor > 1.0)) fail("--slab-growth-factor", "Factor must be greater than 1");
+    if (factor > 1000) fail("--slab-growth-factor", shown(text) + " is out of range");
+    options.slab_growth_factor = factor;
+  }
+  bool chunk_max_given = false;
+  for (const std::string& list : raw.extended) {
+    std::string_view rest = list;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (!item.starts_with("slab_chunk_max=")) {
+        fail("-o", "Illegal suboption \"" + std::string(item) + "\"");
+      }
+      const std::string_view value = item.substr(std::string_view("slab_chunk_max=").size());
+      std::uint64_t bytes = 0;
+      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
+      if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
+        fail("-o", "could not parse argument to slab_chunk_max");
+      }
+      options.slab_chunk_max = static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, 1u << 30));
+      chunk_max_given = true;
+    }
+  }
+  const std::uint64_t chunk_max = options.slab_chunk_max;
+  if (chunk_max_given) {
+    if (chunk_max > options.item_size_max) {
+      fail("-o", "slab_chunk_max (bytes: " + std::to_string(chunk_max) +
+                     ") cannot be larger than -I (item_size_max " +
+                     std::to_string(options.item_size_max) + ")");
+    }
+    if (chunk_max == 0 || options.item_size_max % chunk_max != 0) {
+      fail("-o", "-I (item_size_max: " + std::to_string(options.item_size_max) +
+                     ") must be evenly divisible by slab_chunk_max (bytes: " +
+                     std::to_string(chunk_max) + ")");
+    }
+    if ((1u << 20) % chunk_max != 0) {
+      fail("-o", "slab_chunk_max (bytes: " + std::to_string(chunk_max) +
+                     ") must evenly divide the 1 MiB slab page");
+    }
+  }
+  if (48 + std::uint64_t{options.slab_min_size} > chunk_max) {
+    fail("--slab-min-size", std::to_string(options.slab_min_size) +
+                                " makes the smallest size class larger than slab_chunk_max (" +
+                                std::to_string(chunk_max) + ")");
+  }
+}
+
 // Converts and checks the raw strings; throws OptionError on the first bad value.
 void convert(const CLI::App& app, const RawOptions& raw, Options& options) {
   auto given = [&app](const char* name) { return app.count(name) > 0; };
@@ -255,6 +333,7 @@ void convert(const CLI::App& app, const RawOptions& raw, Options& options) {
         parse_in_range("--pm-write-latency-ns", raw.pm_latency, 0, kMaxPmLatencyNs));
   }
   convert_paged(app, raw, options);
+  convert_slabs(app, raw, options);
 }
 
 ParseResult error(std::string message) {

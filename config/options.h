@@ -1,7 +1,8 @@
 // Options: everything pmcached is told at start-up, from flags and an optional config file.
 //
 // parse_options() accepts memcached's flags where they overlap (-p -l -t -c -m -M -I -U
-// -v -vv -A -h -V) and pmcached's own (--engine, --list-engines, --pool, --pm-flush,
+// -v -vv -A -h -V, and the size classes' -n -f -o slab_chunk_max=N) and pmcached's own (--engine,
+// --list-engines, --pool, --pm-flush,
 // --pm-write-latency-ns, --config FILE, and the paged engines' --page-file, --page-size,
 // --buffer-pool-mb, --page-table, --eviction, --page-file-mb, --log-mb, --b2-threshold). The config
 // file uses the same long names as the flags ("port = 11311"); flags override the file. Thread
@@ -31,6 +32,12 @@ struct Options {
   std::uint32_t pm_write_latency_ns = 0;         // --pm-write-latency-ns N
   bool latency_stats = false;                    // --latency-stats (`stats latency`)
   bool list_engines = false;                     // --list-engines: print the engines, exit 0
+
+  // Size classes (memcached's slab classes): the item heap's of a volatile store or a new pool;
+  // an existing pool keeps the ones it was made with.
+  std::uint32_t slab_min_size = 48;           // -n / --slab-min-size: key + value bytes
+  double slab_growth_factor = 1.25;           // -f / --slab-growth-factor
+  std::uint32_t slab_chunk_max = 512u << 10;  // -o slab_chunk_max=BYTES (--extended)
 
   // Paged engines (bptree): items on a page file behind a DRAM buffer pool, a redo log in the pool.
   std::string page_file;              // --page-file PATH; empty: the pool's path + ".pages"

@@ -71,8 +71,10 @@ PersistentStore::PersistentStore(const EngineInfo& info, StoreConfig& config, co
       write_latency_ns_(config.write_latency_ns) {
   const std::string where = config.region ? std::string("pool") : config.pool_path;
   try {
-    pool_ = config.region ? pm::Pool::open_region(std::move(config.region), info.name)
-                          : pm::Pool::open_file(config.pool_path, config.pool_bytes, info.name);
+    const pm::SlabSettings& slabs = config.options.slabs;
+    pool_ = config.region
+                ? pm::Pool::open_region(std::move(config.region), info.name, slabs)
+                : pm::Pool::open_file(config.pool_path, config.pool_bytes, info.name, slabs);
   } catch (const pm::PoolError& error) {
     throw StoreOpenError(error.what());
   }

@@ -8,6 +8,7 @@
 
 #include "server/command_executor.h"
 #include "server/descriptor_limit.h"
+#include "server/slab_report.h"
 
 namespace pmcached::server {
 namespace {
@@ -126,6 +127,13 @@ void write_settings(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("inter", std::string_view(o.listen_address));
   w.stat("verbosity", static_cast<std::int64_t>(context.verbosity.load()));
   w.stat("evictions", std::string_view(o.no_evict ? "off" : "on"));
+  // The size classes in effect: a reopened pool keeps its own.
+  const pm::SlabSettings slabs = context.store.slab_settings().value_or(
+      pm::SlabSettings{1u << 20, o.slab_min_size, o.slab_growth_factor, o.slab_chunk_max});
+  char factor[32];
+  std::snprintf(factor, sizeof factor, "%.2f", slabs.growth_factor);
+  w.stat("growth_factor", std::string_view(factor));
+  w.stat("chunk_size", std::uint64_t{slabs.min_size});
   w.stat("num_threads", static_cast<std::uint64_t>(o.threads));
   w.stat("stat_key_prefix", std::string_view(":"));
   w.stat("detail_enabled", std::string_view(context.admin.prefixes.enabled() ? "yes" : "no"));
@@ -137,6 +145,7 @@ void write_settings(ServerContext& context, protocol::ReplyWriter& w) {
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.2f", a.slab_automove_ratio.load());
   w.stat("slab_automove_ratio", std::string_view(ratio));
+  w.stat("slab_chunk_max", std::uint64_t{slabs.chunk_max});
   w.stat("lru_crawler", std::string_view(a.crawler_enabled.load() ? "yes" : "no"));
   w.stat("lru_crawler_sleep", static_cast<std::uint64_t>(a.crawler_sleep_us.load()));
   w.stat("lru_crawler_tocrawl", static_cast<std::uint64_t>(a.crawler_tocrawl.load()));
@@ -147,21 +156,12 @@ void write_settings(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("pool", std::string_view(o.pool_path));
 }
 
-// pmcached has one item class; report it as memcached's slab class 1.
 void write_items(ServerContext& context, protocol::ReplyWriter& w) {
-  const engine::StoreStats s = context.store.stats();
-  if (s.curr_items == 0) return;
-  w.stat("items:1:number", s.curr_items);
-  w.stat("items:1:evicted", s.evictions);
-  w.stat("items:1:evicted_unfetched", s.evicted_unfetched);
-  w.stat("items:1:expired_unfetched", s.expired_unfetched);
-  w.stat("items:1:reclaimed", s.reclaimed);
+  write_item_classes(context.store, w);
 }
 
 void write_slabs(ServerContext& context, protocol::ReplyWriter& w) {
-  const engine::StoreStats s = context.store.stats();
-  w.stat("active_slabs", std::uint64_t{s.curr_items > 0 ? 1u : 0u});
-  w.stat("total_malloced", s.bytes);
+  write_slab_classes(context.store, w);
 }
 
 // `stats latency`: per phase (server_stats.h), the count and the p50/p99/p99.9/max in ns (bucket

@@ -37,12 +37,38 @@ engine::PagedOptions paged_options(const config::Options& options) {
   return paged;
 }
 
+pm::SlabSettings slab_settings(const config::Options& options) {
+  pm::SlabSettings slabs;
+  slabs.min_size = options.slab_min_size;
+  slabs.growth_factor = options.slab_growth_factor;
+  slabs.chunk_max = options.slab_chunk_max;
+  return slabs;
+}
+
+// A reopened pool keeps the size classes it was made with, whatever -n, -f and -o say.
+void log_slab_settings(const config::Options& options, const engine::Store& store) {
+  const std::optional<pm::SlabSettings> used = store.slab_settings();
+  const pm::SlabSettings asked = slab_settings(options);
+  if (store.engine_capabilities().persistent && !used) {
+    spdlog::info(
+        "pool has layout 1: its size classes are the old 64 B .. 64 KiB ones, not "
+        "memcached's (-n, -f and -o slab_chunk_max apply to new pools)");
+  } else if (used && *used != asked) {
+    spdlog::warn(
+        "pool keeps the size classes it was made with (-n {} -f {} -o slab_chunk_max={}), "
+        "not -n {} -f {} -o slab_chunk_max={}",
+        used->min_size, used->growth_factor, used->chunk_max, asked.min_size, asked.growth_factor,
+        asked.chunk_max);
+  }
+}
+
 engine::StoreConfig store_config(const config::Options& options, const engine::EngineInfo* info) {
   engine::StoreConfig config;
   config.engine = options.engine;
   config.options.memory_limit_bytes = options.memory_limit_mb << 20;
   config.options.item_size_max = options.item_size_max;
   config.options.evict_when_full = !options.no_evict;
+  config.options.slabs = slab_settings(options);
   config.pool_path = options.pool_path;
   config.pool_bytes = options.memory_limit_mb << 20;
   config.flush_instruction = options.pm_flush;
@@ -178,6 +204,7 @@ std::unique_ptr<engine::OpenStore> open_storage(const config::Options& options,
     if (!info->create_records) warn_if_pool_keeps_its_size(options, *pm);
   }
   if (info != nullptr && info->create_records) log_paged(opened->store());
+  if (info != nullptr && !info->create_records) log_slab_settings(options, opened->store());
   return opened;
 }
 

@@ -141,7 +141,7 @@ std::unique_ptr<RedoLog> RedoLog::create(pm::Pool& pool, pm::Allocator& allocato
                                          std::size_t bytes, std::uint64_t page_file_id) {
   const std::uint64_t size = round_up(std::max<std::size_t>(bytes, 1), redo::kRegionAlign);
   // The allocator's largest block: a run whose usable size fits its u32 header field.
-  if (size > UINT32_MAX - pm::kChunkSize) {
+  if (size > UINT32_MAX - pm::kLegacyChunkSize) {
     throw RedoLogError("redo log: " + std::to_string(size) +
                        " bytes is more than the largest block the pool hands out (4 GiB)");
   }

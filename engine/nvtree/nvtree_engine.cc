@@ -157,8 +157,10 @@ btree::TreeFigures NvTreeEngine::figures() const {
   btree::TreeFigures f;
   const std::uint64_t leaves = inner_.leaf_count();
   f.nodes_by_type = {{"leaf", leaves}};
-  f.node_bytes = leaves * allocator_->rounded_size(sizeof(Leaf));
-  if (meta() != nullptr) f.node_bytes += allocator_->rounded_size(sizeof(btree::Meta));
+  f.node_bytes = leaves * allocator_->rounded_size(sizeof(Leaf), pm::BlockUse::kIndex);
+  if (meta() != nullptr) {
+    f.node_bytes += allocator_->rounded_size(sizeof(btree::Meta), pm::BlockUse::kIndex);
+  }
   f.dram_bytes = inner_.bytes();
   f.leaf_depth_sum = keys_.load(std::memory_order_relaxed) * (inner_.levels() + 1);
   return f;

@@ -2,12 +2,14 @@
 #include "engine/pm/pm_region.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -51,6 +53,7 @@ PmRegion::PmRegion(char* base, std::size_t size, bool is_pmem, bool mapped_file,
 PmRegion::~PmRegion() {
   if (t_deferred.region == this) t_deferred = {};  // a record in this region cannot outlive it
   if (mapped_file_) pmem_unmap(base_, size_);
+  if (volatile_) ::munmap(base_, size_);
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -109,6 +112,16 @@ std::unique_ptr<PmRegion> PmRegion::in_memory(std::size_t size, CrashSimulator* 
   return from_image(std::vector<char>(size, 0), simulator);
 }
 
+std::unique_ptr<PmRegion> PmRegion::anonymous(std::size_t size) {
+  void* addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (addr == MAP_FAILED) throw std::bad_alloc();
+  std::unique_ptr<PmRegion> region(
+      new PmRegion(static_cast<char*>(addr), size, false, false, nullptr));
+  region->volatile_ = true;
+  return region;
+}
+
 std::unique_ptr<PmRegion> PmRegion::from_image(const std::vector<char>& image,
                                                CrashSimulator* simulator) {
   std::unique_ptr<PmRegion> region(new PmRegion(nullptr, image.size(), false, false, simulator));
@@ -122,6 +135,7 @@ std::unique_ptr<PmRegion> PmRegion::from_image(const std::vector<char>& image,
 }
 
 void PmRegion::flush(const void* addr, std::size_t len) noexcept {
+  if (volatile_) return;
   if (simulator_ != nullptr) simulator_->on_flush(offset_of(addr), len);
   flush_lines(addr, len);
 }
@@ -141,6 +155,7 @@ void PmRegion::flush_deferred() noexcept {
 }
 
 void PmRegion::fence() noexcept {
+  if (volatile_) return;  // a record deferred in another region waits for that region's fence
   flush_deferred();
   if (simulator_ != nullptr) simulator_->on_fence();
   pm::fence();

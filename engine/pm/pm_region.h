@@ -43,6 +43,10 @@ class PmRegion {
                                             bool& created);
   // Zero-filled DRAM of `size` bytes; an attached simulator sees every flush and fence.
   static std::unique_ptr<PmRegion> in_memory(std::size_t size, CrashSimulator* simulator = nullptr);
+  // Volatile memory for a heap that needs no persistence (the DRAM item heap): an anonymous
+  // private mapping of `size` bytes, reserved but not committed, so resident memory follows
+  // what is written; flush and fence do nothing. Throws std::bad_alloc if it cannot be mapped.
+  static std::unique_ptr<PmRegion> anonymous(std::size_t size);
   // DRAM initialised from `image` (a restart from a simulated crash).
   static std::unique_ptr<PmRegion> from_image(const std::vector<char>& image,
                                               CrashSimulator* simulator = nullptr);
@@ -106,6 +110,7 @@ class PmRegion {
   CrashSimulator* simulator_;
   int fd_ = -1;             // a mapped file's, kept open for reserve()
   std::vector<char> dram_;  // backing store of in-memory regions
+  bool volatile_ = false;   // anonymous(): no flushes, no fences, munmap at the end
 };
 
 }  // namespace pmcached::pm

@@ -1,8 +1,9 @@
-// Pool: the superblock of layout version 2 (reads 1) — formatting, validation, the upgrade and the
-// run-time fields.
+// Pool: the superblock of layout version 3 (reads 1 and 2) — formatting, validation, the upgrade
+// from 1 to 2 and the run-time fields.
 #include "engine/pm/pool.h"
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -34,8 +35,16 @@ struct Superblock {
   std::uint64_t cas_high_water;
   std::uint64_t flush_select;     // which flush_slot is current (0 or 1)
   std::int64_t flush_slot[2][2];  // {time, cas}
-  // Line 2 (layout 2): chunks of the heap below which every chunk header lies (allocator.h).
+  // Line 2: chunks of the heap below which every chunk header lies (allocator.h; layouts 2, 3).
   std::uint64_t chunk_high_water;
+  // Layout 3 (zero in layouts 1 and 2): the heap's slab settings, fixed when formatting.
+  std::uint32_t slab_page_size;
+  std::uint32_t slab_min_size;
+  std::uint64_t slab_growth_factor;  // the bits of a double
+  std::uint32_t slab_chunk_max;
+  std::uint32_t reserved2;      // 0
+  std::uint64_t slab_checksum;  // XXH64 of [136, 160)
+  std::uint64_t reserved3[3];   // 0
 };
 static_assert(offsetof(Superblock, layout_version) == 8);
 static_assert(offsetof(Superblock, pool_size) == 16);
@@ -47,7 +56,9 @@ static_assert(offsetof(Superblock, cas_high_water) == 80);
 static_assert(offsetof(Superblock, flush_select) == 88);
 static_assert(offsetof(Superblock, flush_slot) == 96);
 static_assert(offsetof(Superblock, chunk_high_water) == 128);
-static_assert(sizeof(Superblock) == 136 && sizeof(Superblock) <= kSuperblockSize);
+static_assert(offsetof(Superblock, slab_page_size) == 136);
+static_assert(offsetof(Superblock, slab_checksum) == 160);
+static_assert(sizeof(Superblock) == 192 && sizeof(Superblock) <= kSuperblockSize);
 constexpr std::size_t kChecksummedBytes = offsetof(Superblock, checksum);
 
 std::mutex g_flush_state_mutex;  // serialises writers of the double-buffered flush state
@@ -56,22 +67,42 @@ std::uint64_t checksum_of(const Superblock& sb) noexcept {
   return XXH64(&sb, kChecksummedBytes, 0);
 }
 
+std::uint64_t slab_checksum_of(const Superblock& sb) noexcept {
+  constexpr std::size_t kBegin = offsetof(Superblock, slab_page_size);
+  return XXH64(&sb.slab_page_size, offsetof(Superblock, slab_checksum) - kBegin, 0);
+}
+
+SlabSettings slab_settings_of(const Superblock& sb) noexcept {
+  SlabSettings s;
+  s.page_size = sb.slab_page_size;
+  s.min_size = sb.slab_min_size;
+  s.growth_factor = std::bit_cast<double>(sb.slab_growth_factor);
+  s.chunk_max = sb.slab_chunk_max;
+  return s;
+}
+
 // The checksum `sb` had as a layout 1 superblock: a layout upgrade writes the version before
 // the checksum, so a crash between the two leaves this one.
 std::uint64_t checksum_as_layout_1(const Superblock& sb) noexcept {
   Superblock old;
   std::memcpy(static_cast<void*>(&old), &sb, sizeof(old));
-  old.layout_version = 1;
+  old.layout_version = kOldestReadableLayout;
   return checksum_of(old);
 }
 
 // The superblock that formatting writes before its magic: fields, and the checksum they will
 // have once the magic is in place.
-Superblock fresh_superblock(std::string_view engine, std::uint64_t pool_size) noexcept {
+Superblock fresh_superblock(std::string_view engine, std::uint64_t pool_size,
+                            const SlabSettings& slabs) noexcept {
   Superblock sb;
   std::memset(static_cast<void*>(&sb), 0, sizeof(sb));
   sb.layout_version = kLayoutVersion;
   sb.pool_size = pool_size;
+  sb.slab_page_size = slabs.page_size;
+  sb.slab_min_size = slabs.min_size;
+  sb.slab_growth_factor = std::bit_cast<std::uint64_t>(slabs.growth_factor);
+  sb.slab_chunk_max = slabs.chunk_max;
+  sb.slab_checksum = slab_checksum_of(sb);
   std::memcpy(sb.engine, engine.data(), engine.size());
   std::memcpy(sb.magic, kMagic, sizeof(kMagic));
   sb.checksum = checksum_of(sb);
@@ -108,7 +139,7 @@ Pool::Pool(std::unique_ptr<PmRegion> region, bool created)
     : region_(std::move(region)), created_(created) {}
 
 std::unique_ptr<Pool> Pool::open_file(const std::string& path, std::size_t size,
-                                      std::string_view engine) {
+                                      std::string_view engine, const SlabSettings& slabs) {
   std::error_code ec;
   if (size < kMinPoolSize && !std::filesystem::exists(path, ec)) {
     throw PoolError("pool " + path + ": size " + std::to_string(size) +
@@ -116,15 +147,17 @@ std::unique_ptr<Pool> Pool::open_file(const std::string& path, std::size_t size,
   }
   bool created = false;
   std::unique_ptr<PmRegion> region = PmRegion::map_file(path, size, created);
-  return open_region(std::move(region), engine, "pool " + path);
-}
-
-std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::string_view engine) {
-  return open_region(std::move(region), engine, "pool (in memory)");
+  return open_region(std::move(region), engine, slabs, "pool " + path);
 }
 
 std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::string_view engine,
-                                        const std::string& where) {
+                                        const SlabSettings& slabs) {
+  return open_region(std::move(region), engine, slabs, "pool (in memory)");
+}
+
+std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::string_view engine,
+                                        const SlabSettings& slabs, const std::string& where) {
+  if (const auto error = slab_settings_error(slabs)) throw PoolError(where + ": " + *error);
   if (engine.empty() || engine.size() >= kEngineNameSize) {
     throw PoolError("engine name '" + std::string(engine) + "' is empty or too long for a pool");
   }
@@ -133,11 +166,11 @@ std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::s
                     std::to_string(region->size()) + " bytes)");
   }
   const bool unformatted =
-      is_unformatted(*superblock(*region), fresh_superblock(engine, region->size()));
+      is_unformatted(*superblock(*region), fresh_superblock(engine, region->size(), slabs));
   std::unique_ptr<Pool> pool(new Pool(std::move(region), unformatted));
   pool->layout_version_ = kLayoutVersion;
   if (unformatted) {
-    pool->format(engine);
+    pool->format(engine, slabs);
   } else {
     pool->validate(engine, where);
     pool->was_clean_ = load(superblock(*pool->region_)->clean) != 0;
@@ -147,11 +180,11 @@ std::unique_ptr<Pool> Pool::open_region(std::unique_ptr<PmRegion> region, std::s
   return pool;
 }
 
-void Pool::format(std::string_view engine) {
+void Pool::format(std::string_view engine, const SlabSettings& slabs) {
   Superblock* sb = superblock(*region_);
   // Fields first (persisted), the magic last: a crash before the magic is durable leaves a
   // pool that the next open formats again.
-  const Superblock fresh = fresh_superblock(engine, region_->size());
+  const Superblock fresh = fresh_superblock(engine, region_->size(), slabs);
   std::memcpy(static_cast<void*>(sb), &fresh, sizeof(fresh));
   region_->persist(sb, sizeof(*sb));
   std::memcpy(sb->magic, kMagic, sizeof(kMagic));
@@ -165,18 +198,23 @@ void Pool::validate(std::string_view engine, std::string_view where) {
     throw PoolError(at + " is not a pmcached pool");
   }
   // The version before the checksum: another layout version may checksum differently.
-  if (sb.layout_version != kLayoutVersion && sb.layout_version != kOldestReadableLayout) {
+  if (sb.layout_version != kLayoutVersion && sb.layout_version != kMarkedLegacyLayout &&
+      sb.layout_version != kOldestReadableLayout) {
     throw PoolError(at + " has layout version " + std::to_string(sb.layout_version) +
                     ", this pmcached reads versions " + std::to_string(kOldestReadableLayout) +
-                    " and " + std::to_string(kLayoutVersion));
+                    " to " + std::to_string(kLayoutVersion));
   }
   layout_version_ = sb.layout_version;
   if (sb.checksum != checksum_of(sb)) {
-    // An upgrade from layout 1 interrupted between its version and its checksum.
-    if (sb.layout_version != kLayoutVersion || sb.checksum != checksum_as_layout_1(sb)) {
+    // An upgrade from layout 1 to 2 interrupted between its version and its checksum.
+    if (sb.layout_version != kMarkedLegacyLayout || sb.checksum != checksum_as_layout_1(sb)) {
       throw PoolError(at + " superblock is corrupt");
     }
     layout_version_ = kOldestReadableLayout;
+  }
+  if (layout_version_ == kLayoutVersion &&
+      (sb.slab_checksum != slab_checksum_of(sb) || slab_settings_error(slab_settings_of(sb)))) {
+    throw PoolError(at + " superblock is corrupt (slab settings)");
   }
   const std::string_view name(sb.engine, strnlen(sb.engine, sizeof(sb.engine)));
   if (name != engine) {
@@ -193,23 +231,35 @@ void Pool::validate(std::string_view engine, std::string_view where) {
   }
 }
 
+std::uint32_t Pool::layout_version() const noexcept { return layout_version_; }
+
+std::optional<SlabSettings> Pool::slab_settings() const noexcept {
+  if (layout_version_ != kLayoutVersion) return std::nullopt;
+  return slab_settings_of(*superblock(*region_));
+}
+
+HeapGeometry Pool::heap_geometry() const {
+  const std::optional<SlabSettings> slabs = slab_settings();
+  return slabs ? HeapGeometry::slabs(*slabs) : HeapGeometry::legacy();
+}
+
 std::uint64_t* Pool::chunk_high_water_field() noexcept {
   return &superblock(*region_)->chunk_high_water;
 }
 
 void Pool::upgrade_layout() noexcept {
-  if (layout_version_ == kLayoutVersion) return;
+  if (layout_version_ != kOldestReadableLayout) return;
   Superblock* sb = superblock(*region_);
   // Version, then checksum: validate() reads a crash between them as layout 1 (the mark, written
   // before this, is then ignored and set again).
   Superblock next;
   std::memcpy(static_cast<void*>(&next), sb, sizeof(next));
-  next.layout_version = kLayoutVersion;
+  next.layout_version = kMarkedLegacyLayout;
   std::uint64_t version_word = 0;  // layout_version and reserved: one aligned 8-byte word
   std::memcpy(&version_word, &next.layout_version, sizeof(version_word));
   region_->store_u64_persist(reinterpret_cast<std::uint64_t*>(&sb->layout_version), version_word);
   region_->store_u64_persist(&sb->checksum, checksum_of(next));
-  layout_version_ = kLayoutVersion;
+  layout_version_ = kMarkedLegacyLayout;
 }
 
 std::uint64_t Pool::root() const noexcept { return load(superblock(*region_)->root); }

@@ -64,10 +64,12 @@ struct ItemHeader {
   [[nodiscard]] std::string_view value() const noexcept {
     return {key_data() + key_size, value_size};
   }
-  // Bytes of the whole record: what the store's memory accounting counts.
+  // Bytes of the whole record.
   [[nodiscard]] std::size_t record_size() const noexcept {
     return sizeof(ItemHeader) + key_size + value_size;
   }
+  // The size that chooses the record's size class (memcached_item_size below).
+  [[nodiscard]] std::size_t class_size() const noexcept;
 };
 static_assert(sizeof(ItemHeader) == 48, "item layout version 1 has a 48-byte header");
 
@@ -76,12 +78,17 @@ static_assert(sizeof(ItemHeader) == 48, "item layout version 1 has a 48-byte hea
   return sizeof(ItemHeader) + key_size + value_size;
 }
 
-// memcached's item_size_ok(): its 48-byte item header, 8 bytes of cas, the key and its NUL,
+// memcached's ITEM_ntotal, which item_size_ok() checks and which chooses an item's slab class
+// (its `mem_requested`): its 48-byte item header, 8 bytes of cas, the key and its NUL,
 // 4 bytes of client flags when they are non-zero, and the value with its "\r\n".
 [[nodiscard]] constexpr std::size_t memcached_item_size(std::size_t key_size,
                                                         std::size_t value_size,
                                                         std::uint32_t client_flags) noexcept {
   return 48 + 8 + key_size + 1 + (client_flags != 0 ? 4 : 0) + value_size + 2;
+}
+
+inline std::size_t ItemHeader::class_size() const noexcept {
+  return memcached_item_size(key_size, value_size, client_flags);
 }
 
 // memcached keeps an item larger than slab_chunk_max (half its 1 MB slab page) in chunks.

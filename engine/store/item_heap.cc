@@ -1,5 +1,6 @@
 #include "engine/store/item_heap.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -7,6 +8,7 @@
 #include <xxhash.h>
 
 #include "engine/pm/allocator.h"
+#include "engine/pm/pm_region.h"
 #include "engine/pm/pool.h"
 
 namespace pmcached::engine {
@@ -21,32 +23,38 @@ std::uint32_t item_checksum(const ItemHeader& item) noexcept {
   return XXH32(item.key_data(), item.key_size + std::size_t{item.value_size}, seed);
 }
 
-ItemHeader* ItemHeap::allocate_item(std::string_view key, std::size_t value_size) noexcept {
-  ItemHeader* item = allocate(item_record_size(key.size(), value_size));
+ItemHeader* ItemHeap::allocate_item(std::string_view key, std::size_t value_size,
+                                    std::uint32_t client_flags) noexcept {
+  ItemHeader* item = allocate(memcached_item_size(key.size(), value_size, client_flags));
   if (item == nullptr) return nullptr;
   new (item) ItemHeader{};
   item->key_size = static_cast<std::uint8_t>(key.size());
   item->value_size = static_cast<std::uint32_t>(value_size);
+  item->client_flags = client_flags;
   std::memcpy(item->key_data(), key.data(), key.size());
   return item;
 }
 
 namespace {
 
-// Each record is preceded by its links in the same allocation.
+// Records in an anonymous mapping, in blocks of the same allocator and size classes as a pool's
+// heap (no flushes: PmRegion::anonymous). ItemRef = address, so item() costs nothing.
 class DramHeap final : public ItemHeap {
  public:
+  DramHeap(std::size_t bytes, const pm::SlabSettings& slabs)
+      : region_(pm::PmRegion::anonymous(
+            mapping_bytes(bytes, slabs.page_size, pm::slab_class_sizes(slabs).size() + 1))),
+        allocator_(*region_, kHeapBegin, region_->size(), pm::HeapGeometry::slabs(slabs)) {}
+
   ItemHeader* allocate(std::size_t size) noexcept override {
-    void* block = std::malloc(kLinksSize + size);
-    if (block == nullptr) return nullptr;
-    new (block) pm::BlockLinks{};
-    return reinterpret_cast<ItemHeader*>(static_cast<char*>(block) + kLinksSize);
+    const std::uint64_t offset = allocator_.allocate(size);
+    return offset == 0 ? nullptr : region_->at<ItemHeader>(offset);
   }
   void free(ItemHeader* item) noexcept override {
-    if (item != nullptr) std::free(reinterpret_cast<char*>(item) - kLinksSize);
+    if (item != nullptr) allocator_.free(region_->offset_of(item));
   }
   pm::BlockLinks& links(ItemRef ref) const noexcept override {
-    return *reinterpret_cast<pm::BlockLinks*>(reinterpret_cast<char*>(ref) - kLinksSize);
+    return allocator_.links(offset_of(ref));
   }
   ItemRef ref_of(const ItemHeader* item) const noexcept override {
     return reinterpret_cast<ItemRef>(item);
@@ -57,10 +65,45 @@ class DramHeap final : public ItemHeap {
   void persist(const void*, std::size_t) noexcept override {}
   void flush_before_publish(const void*, std::size_t) noexcept override {}
   bool plausible(ItemRef ref) const noexcept override { return ref != kNoItem; }
+  std::vector<std::pair<ItemRef, ItemRef>> evacuation_ranges(std::size_t size,
+                                                             std::size_t count) const override {
+    auto ranges = allocator_.evacuation_candidates(size, count);
+    const auto base = reinterpret_cast<ItemRef>(region_->base());
+    for (auto& [begin, end] : ranges) {
+      begin += base;
+      end += base;
+    }
+    return ranges;
+  }
+  std::size_t footprint(std::size_t size) const noexcept override {
+    return allocator_.rounded_size(size);
+  }
+  std::size_t class_count() const noexcept override { return allocator_.class_count(); }
+  std::size_t size_class(std::size_t size) const noexcept override {
+    return allocator_.size_class(size);
+  }
+  std::vector<pm::ClassUsage> class_usage() const override { return allocator_.item_class_usage(); }
+  std::size_t page_size() const noexcept override { return allocator_.geometry().chunk_size; }
 
  private:
-  static constexpr std::size_t kLinksSize = sizeof(pm::BlockLinks);
-  static_assert(kLinksSize % alignof(ItemHeader) == 0);
+  static constexpr std::uint64_t kHeapBegin = 4096;  // offset 0 is "no block"
+
+  // The mapping for `bytes` of pages with the allocator's header table, and one page more per
+  // class: like memcached, which lets a class have its first page even past the memory limit,
+  // so that a small -m still serves every class (the store's limit still bounds the blocks in
+  // use; pages never touched cost no memory).
+  static std::size_t mapping_bytes(std::size_t bytes, std::size_t page,
+                                   std::size_t classes) noexcept {
+    const std::size_t pages = (bytes + page - 1) / page + classes;
+    const std::size_t table = (pages * pm::kChunkHeaderBytes + 4095) / 4096 * 4096;
+    return kHeapBegin + table + pages * page;
+  }
+  std::uint64_t offset_of(ItemRef ref) const noexcept {
+    return ref - reinterpret_cast<ItemRef>(region_->base());
+  }
+
+  std::unique_ptr<pm::PmRegion> region_;
+  mutable pm::Allocator allocator_;
 };
 
 class PmHeap final : public ItemHeap {
@@ -99,6 +142,8 @@ class PmHeap final : public ItemHeap {
     return allocator_.size_class(record_size);
   }
   pm::BlockLinks& links(ItemRef ref) const noexcept override { return allocator_.links(ref); }
+  std::vector<pm::ClassUsage> class_usage() const override { return allocator_.item_class_usage(); }
+  std::size_t page_size() const noexcept override { return allocator_.geometry().chunk_size; }
 
   bool plausible(ItemRef ref) const noexcept override {
     const std::uint64_t size = pool_.region().size();
@@ -113,7 +158,9 @@ class PmHeap final : public ItemHeap {
 
 }  // namespace
 
-std::unique_ptr<ItemHeap> make_dram_heap() { return std::make_unique<DramHeap>(); }
+std::unique_ptr<ItemHeap> make_dram_heap(std::size_t bytes, const pm::SlabSettings& slabs) {
+  return std::make_unique<DramHeap>(bytes, slabs);
+}
 
 std::unique_ptr<ItemHeap> make_pm_heap(pm::Pool& pool, pm::Allocator& allocator) {
   return std::make_unique<PmHeap>(pool, allocator);

@@ -11,7 +11,11 @@ RecencyLists::RecencyLists(ItemHeap& heap)
       lists_(std::make_unique<List[]>(class_count_)) {}
 
 RecencyLists::List& RecencyLists::list_of(ItemRef ref) const noexcept {
-  return lists_[heap_.size_class(heap_.item(ref)->record_size())];
+  return lists_[heap_.size_class(heap_.item(ref)->class_size())];
+}
+
+std::uint64_t RecencyLists::class_size_of(ItemRef ref) const noexcept {
+  return heap_.item(ref)->class_size();
 }
 
 void RecencyLists::link_head(List& list, ItemRef ref, std::uint64_t stamp) noexcept {
@@ -50,6 +54,7 @@ void RecencyLists::push(ItemRef ref, std::uint64_t stamp) noexcept {
   std::lock_guard lock(list.mutex);
   link_head(list, ref, std::max<std::uint64_t>(stamp, 1));
   list.count.fetch_add(1, std::memory_order_relaxed);
+  list.requested.fetch_add(class_size_of(ref), std::memory_order_relaxed);
 }
 
 void RecencyLists::remove(ItemRef ref) noexcept {
@@ -60,6 +65,7 @@ void RecencyLists::remove(ItemRef ref) noexcept {
   if (heap_.links(ref).stamp == 0) return;
   unlink(list, ref);
   list.count.fetch_sub(1, std::memory_order_relaxed);
+  list.requested.fetch_sub(class_size_of(ref), std::memory_order_relaxed);
 }
 
 void RecencyLists::replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noexcept {
@@ -71,8 +77,10 @@ void RecencyLists::replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noex
   }
   std::lock_guard lock(list.mutex);
   link_head(list, fresh, std::max<std::uint64_t>(stamp, 1));
+  list.requested.fetch_add(class_size_of(fresh), std::memory_order_relaxed);
   if (heap_.links(old).stamp != 0) {
     unlink(list, old);
+    list.requested.fetch_sub(class_size_of(old), std::memory_order_relaxed);
   } else {
     list.count.fetch_add(1, std::memory_order_relaxed);  // `old` was never listed
   }
@@ -107,6 +115,16 @@ std::size_t RecencyLists::oldest_class() const noexcept {
 
 std::size_t RecencyLists::size(std::size_t size_class) const noexcept {
   return lists_[size_class].count.load(std::memory_order_relaxed);
+}
+
+std::uint64_t RecencyLists::requested_bytes(std::size_t size_class) const noexcept {
+  return lists_[size_class].requested.load(std::memory_order_relaxed);
+}
+
+std::int64_t RecencyLists::oldest_access(std::size_t size_class) const noexcept {
+  List& list = lists_[size_class];
+  std::lock_guard lock(list.mutex);
+  return list.tail == kNoItem ? 0 : heap_.item(list.tail)->last_access;
 }
 
 }  // namespace pmcached::engine

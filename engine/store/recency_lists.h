@@ -62,12 +62,17 @@ class RecencyLists {
 
   // The class whose least recent record is the oldest of all, or kNoClass when all are empty.
   [[nodiscard]] std::size_t oldest_class() const noexcept;
-  // The class of a record of `record_size` bytes.
-  [[nodiscard]] std::size_t class_of(std::size_t record_size) const noexcept {
-    return heap_.size_class(record_size);
+  // The class of a record of class size `class_size` (ItemHeader::class_size()).
+  [[nodiscard]] std::size_t class_of(std::size_t class_size) const noexcept {
+    return heap_.size_class(class_size);
   }
   // Records listed in `size_class` (a relaxed snapshot).
   [[nodiscard]] std::size_t size(std::size_t size_class) const noexcept;
+  // The sum of their class sizes (memcached's mem_requested; a relaxed snapshot).
+  [[nodiscard]] std::uint64_t requested_bytes(std::size_t size_class) const noexcept;
+  // The last access (Unix seconds) of the least recent record of `size_class`, 0 if none.
+  // Takes the class's mutex.
+  [[nodiscard]] std::int64_t oldest_access(std::size_t size_class) const noexcept;
 
  private:
   struct alignas(64) List {
@@ -75,11 +80,13 @@ class RecencyLists {
     ItemRef head = kNoItem;
     ItemRef tail = kNoItem;
     std::atomic<std::size_t> count{0};
+    std::atomic<std::uint64_t> requested{0};  // sum of the listed records' class sizes
     // The tail's stamp, readable without the mutex; UINT64_MAX when the list is empty.
     std::atomic<std::uint64_t> tail_stamp{std::numeric_limits<std::uint64_t>::max()};
   };
 
   List& list_of(ItemRef ref) const noexcept;
+  std::uint64_t class_size_of(ItemRef ref) const noexcept;
   void link_head(List& list, ItemRef ref, std::uint64_t stamp) noexcept;
   void unlink(List& list, ItemRef ref) noexcept;
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "engine/pm/pool.h"
 #include "engine/store/store_impl.h"
 
 namespace pmcached::engine {
@@ -65,6 +66,7 @@ void Store::Impl::answer_get(const GetRequest& request, ItemHeader* item, Stripe
     return;
   }
   stripe.add(touching ? Counter::kTouchHits : Counter::kGetHits);
+  count(touching ? ClassCounter::kTouchHits : ClassCounter::kGetHits, *item);
 
   out.exptime_before = out.vivified ? 0 : item->exptime;
   if (touching && !out.vivified) {
@@ -111,6 +113,7 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
     RecordSpec value;
     value.key = request.key;
     value.first = request.value;
+    value.client_flags = request.client_flags;  // part of its class size
     fresh = allocate_record_evicting(value);
     if (fresh == nullptr) return refused(request, StoreStatus::kOutOfMemory);
   }
@@ -127,6 +130,10 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
 }
 
 StoreOutcome Store::Impl::refused(const StoreRequest& request, StoreStatus status) noexcept {
+  if (status == StoreStatus::kOutOfMemory) {
+    count(ClassCounter::kOutOfMemory,
+          memcached_item_size(request.key.size(), request.value.size(), request.client_flags));
+  }
   // memcached drops the old value of a set that cannot be stored; ms in every mode.
   if (request.mode == StoreMode::kSet || request.unlink_on_refusal) drop_key(request.key);
   StoreOutcome out;
@@ -153,6 +160,7 @@ bool Store::Impl::store_blind(const StoreRequest& request, ItemHeader*& fresh,
     return true;
   }
   stripe.add(Counter::kCmdSet);
+  count(ClassCounter::kCmdSet, *put.record);
   out.cas = put.record->cas;
   out.value_size = put.record->value_size;
   out.status = StoreStatus::kStored;
@@ -165,14 +173,25 @@ std::size_t Store::Impl::store_locked(const StoreRequest& request, Stripe& strip
   const std::int64_t now = clock.now();
   ItemHeader* old = find_live(request.key, stripe, now);
   const StorePlan plan = plan_store(request, existing_of(old), now, options.item_size_max);
-  if (effective_mode(request) == StoreMode::kCas) stripe.add(cas_stat(plan.status));
+  if (effective_mode(request) == StoreMode::kCas) {
+    stripe.add(cas_stat(plan.status));
+    // memcached counts cas_hits and cas_badval in the class of the item the cas met.
+    if (old != nullptr && plan.status == StoreStatus::kStored) count(ClassCounter::kCasHits, *old);
+    if (old != nullptr && plan.status == StoreStatus::kExists)
+      count(ClassCounter::kCasBadval, *old);
+  }
   if (plan.bump_existing) old->bits |= ItemHeader::kReferenced;
   out.status = plan.status;
   if (plan.status == StoreStatus::kStored) {
     const std::size_t need = store_planned(plan.record, old, stripe, room, may_grow, fresh, out);
     if (need != 0) return need;
   }
-  if (out.status != StoreStatus::kOutOfMemory) stripe.add(Counter::kCmdSet);
+  if (out.status != StoreStatus::kOutOfMemory) {
+    stripe.add(Counter::kCmdSet);
+    // memcached counts a set in the class of the item the request's data was read into.
+    count(ClassCounter::kCmdSet,
+          memcached_item_size(request.key.size(), request.value.size(), request.client_flags));
+  }
   return 0;
 }
 
@@ -220,7 +239,7 @@ EngineContext context_for(ItemHeap& heap) {
 }  // namespace
 
 Store::Store(const EngineFactory& make_engine, const Clock& clock, StoreOptions options) {
-  std::unique_ptr<ItemHeap> heap = make_dram_heap();
+  std::unique_ptr<ItemHeap> heap = make_dram_heap(options.memory_limit_bytes, options.slabs);
   ItemHeap& heap_ref = *heap;
   impl_ = std::make_unique<Impl>(make_engine(context_for(heap_ref)), nullptr, std::move(heap),
                                  heap_ref, nullptr, clock, options);
@@ -234,8 +253,8 @@ Store::Store(const EngineFactory& make_engine, ItemHeap& heap, const Clock& cloc
 Store::Store(const RecordEngineFactory& make_engine, const RecordEngineContext& context,
              const Clock& clock, StoreOptions options) {
   // The heap is only there for the parts of the store that never run with a record engine
-  // (eviction); records are built in per-thread buffers (store_records.cc).
-  std::unique_ptr<ItemHeap> heap = make_dram_heap();
+  // (eviction); records are built in per-thread buffers (store_records.cc). One page will do.
+  std::unique_ptr<ItemHeap> heap = make_dram_heap(0, options.slabs);
   ItemHeap& heap_ref = *heap;
   impl_ = std::make_unique<Impl>(nullptr, make_engine(context), std::move(heap), heap_ref,
                                  context.pool, clock, options);
@@ -261,6 +280,12 @@ std::size_t Store::reclaim_expired(std::size_t max_visits) noexcept {
 }
 void Store::reset_stats() noexcept { impl_->reset_stats(); }
 StoreStats Store::stats() const noexcept { return impl_->stats(); }
+SlabStats Store::slab_stats() const { return impl_->slab_stats(); }
+std::optional<pm::SlabSettings> Store::slab_settings() const {
+  if (impl_->records) return std::nullopt;
+  if (impl_->pool == nullptr) return impl_->options.slabs;
+  return impl_->pool->slab_settings();
+}
 const IndexEngine& Store::engine() const noexcept { return *impl_->engine; }
 std::string_view Store::engine_name() const noexcept {
   return impl_->records ? impl_->records->name() : impl_->engine->name();

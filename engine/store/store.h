@@ -24,6 +24,7 @@
 
 #include "engine/engine_context.h"
 #include "engine/index_engine.h"
+#include "engine/pm/slab_classes.h"
 #include "engine/record_engine.h"
 #include "engine/store/clock.h"
 
@@ -148,6 +149,31 @@ struct StoreOptions {
   std::size_t item_size_max = 1u << 20;        // -I: largest item (header + key + value)
   bool evict_when_full = true;                 // false with -M
   std::size_t lock_stripes = 1024;
+  // -n, -f, -o slab_chunk_max: the item heap's size classes (a DRAM heap's; a new pool's come
+  // from the StoreConfig, an existing pool keeps its own).
+  pm::SlabSettings slabs;
+};
+
+// One size class in `stats slabs` and `stats items`, with memcached's names (README, "Size
+// classes", says what is left out and why).
+struct SizeClassStats {
+  std::uint32_t id = 0;  // memcached's class number, from 1
+  // stats slabs
+  std::uint64_t chunk_size = 0, chunks_per_page = 0, total_pages = 0, total_chunks = 0;
+  std::uint64_t used_chunks = 0, free_chunks = 0;
+  std::uint64_t get_hits = 0, cmd_set = 0, delete_hits = 0, incr_hits = 0, decr_hits = 0;
+  std::uint64_t cas_hits = 0, cas_badval = 0, touch_hits = 0;
+  // stats items
+  std::uint64_t number = 0, age = 0, mem_requested = 0;
+  std::uint64_t evicted = 0, evicted_nonzero = 0, evicted_time = 0, outofmemory = 0;
+  std::uint64_t reclaimed = 0, expired_unfetched = 0, evicted_unfetched = 0;
+};
+
+struct SlabStats {
+  // Every class of the item heap, ascending (records larger than slab_chunk_max are counted in
+  // the largest class); empty for a record engine, whose records live on its pages.
+  std::vector<SizeClassStats> classes;
+  std::uint64_t page_size = 0;  // bytes of one slab page
 };
 
 // Counters for `stats` and `stats items`.
@@ -236,6 +262,11 @@ class Store {
   void reset_stats() noexcept;
 
   [[nodiscard]] StoreStats stats() const noexcept;
+  // Per size class (a snapshot; walks the heap's pages under the allocator's lock).
+  [[nodiscard]] SlabStats slab_stats() const;
+  // The slab settings of the item heap in effect (a reopened pool's own); nullopt for a record
+  // engine and for a layout-1 pool (its classes are not memcached's).
+  [[nodiscard]] std::optional<pm::SlabSettings> slab_settings() const;
   // The index engine; only for a store over an IndexEngine (tests and tools that inspect it).
   [[nodiscard]] const IndexEngine& engine() const noexcept;
   // What `stats` and `stats engine` report, for either kind of engine.

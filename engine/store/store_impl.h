@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "engine/pm/persistence.h"
+#include "engine/store/class_counters.h"
 #include "engine/store/expiry.h"
 #include "engine/store/item.h"
 #include "engine/store/item_heap.h"
@@ -64,6 +65,7 @@ struct Store::Impl {
   void flush_all(std::int64_t delay_seconds) noexcept;
   void reset_stats() noexcept;
   StoreStats stats() const noexcept;
+  SlabStats slab_stats() const;
 
   // --- helpers; `stripe` is the key's stripe and its mutex is held ---
 
@@ -85,14 +87,27 @@ struct Store::Impl {
   bool publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe,
                bool old_known = true) noexcept;
 
-  // Memory accounting counts what records really take in the heap (their size, for a record
-  // engine).
-  std::size_t footprint(std::size_t record_size) const noexcept {
-    return records ? record_size : heap.footprint(record_size);
-  }
+  // Memory accounting counts what records really take in the heap: the block of their class
+  // size (their record size, for a record engine).
   std::size_t footprint(const ItemHeader& item) const noexcept {
-    return footprint(item.record_size());
+    return records ? item.record_size() : heap.footprint(item.class_size());
   }
+  std::size_t footprint(const RecordSpec& spec) const noexcept {
+    return records ? item_record_size(spec.key.size(), spec.value_size())
+                   : heap.footprint(class_size(spec));
+  }
+  static std::size_t class_size(const RecordSpec& spec) noexcept {
+    return memcached_item_size(spec.key.size(), spec.value_size(), spec.client_flags);
+  }
+
+  // --- per-class statistics (none for a record engine: its records are on its pages) ---
+  void count(ClassCounter c, std::size_t class_size) noexcept {
+    if (!records) class_counters.add(heap.size_class(class_size), c);
+  }
+  void count(ClassCounter c, const ItemHeader& item) noexcept { count(c, item.class_size()); }
+  // An eviction of `item` (its key's stripe held): evicted, evicted_nonzero, evicted_time,
+  // evicted_unfetched.
+  void count_eviction(const ItemHeader& item, std::int64_t now) noexcept;
 
   // --- the seam between the store and where records live (store_records.cc) ---
   // An index engine maps keys to records in `heap`; a record engine (`records`) owns them and
@@ -253,12 +268,12 @@ struct Store::Impl {
   // oldest tail of all size classes), until `bytes` more fit, and adds them to `room`. Must be
   // called with no stripe mutex held. False if no room could be made.
   bool make_room(std::size_t bytes, Room& room) noexcept;
-  // When allocating a record of `record_size` bytes failed (its size class has no free block and
-  // no chunk is free), the `attempt`th time: frees a block of that class by evicting the class's
-  // least recently used record; from attempt kClassEvictions on, or when the class has no
+  // When allocating a record of class size `class_size` failed (its size class has no free block
+  // and no chunk is free), the `attempt`th time: frees a block of that class by evicting the
+  // class's least recently used record; from attempt kClassEvictions on, or when the class has no
   // records, evacuates the chunks whose blocks are oldest instead (a large run needs whole
   // chunks). No stripe mutex may be held. False if nothing could be freed.
-  bool make_block(std::size_t record_size, int attempt) noexcept;
+  bool make_block(std::size_t class_size, int attempt) noexcept;
   // One step of the recency walk on `size_class`: its least recent record is reclaimed if dead,
   // given a second chance if read since it was stored or last passed, else evicted. True if a
   // record was freed.
@@ -284,14 +299,14 @@ struct Store::Impl {
   // is acknowledged, so it must survive a crash).
   void set_exptime(ItemHeader& item, std::int64_t exptime) noexcept;
 
-  // Evicts every item in the heap regions that evacuation_ranges() names for `record_size`,
+  // Evicts every item in the heap regions that evacuation_ranges() names for `class_size`,
   // so that chunks can change size class. True if any of their items was evicted, by this call
   // or meanwhile by another (false if none could be looked at). With `held` (a stripe the
   // caller has locked, for the index's node allocations inside publish()), that stripe's items
   // are evicted under the caller's lock, except `keep` (the key being published), and other
   // stripes are only try-locked, so no lock order can deadlock; without it no stripe lock may be
   // held.
-  bool evacuate_for(std::size_t record_size, Stripe* held = nullptr,
+  bool evacuate_for(std::size_t class_size, Stripe* held = nullptr,
                     std::string_view keep = {}) noexcept;
   // The size evacuate_for() is asked to make room for when the index engine cannot allocate a
   // node: larger than any node, so chunks of every node class are candidates to empty.
@@ -329,7 +344,8 @@ struct Store::Impl {
   const Clock& clock;
   const StoreOptions options;
   LockStripes stripes;
-  RecencyLists recency;  // every published record, per size class, most recent first
+  RecencyLists recency;          // every published record, per size class, most recent first
+  ClassCounters class_counters;  // per size class of the heap
   // memcached's process_started (start - ITEM_UPDATE_INTERVAL - 2): flush_all with an
   // absolute time at or before it cancels flushes rather than flushing.
   const std::int64_t process_started;

@@ -25,6 +25,7 @@ Store::Impl::Impl(std::unique_ptr<IndexEngine> index, std::unique_ptr<RecordEngi
       options(opts),
       stripes(opts.lock_stripes),
       recency(item_heap),
+      class_counters(item_heap.class_count()),
       process_started(time_source.now() - 62),
       memory_limit(opts.memory_limit_bytes) {
   // A persistent store persists a cas high-water mark before handing out its first cas.
@@ -122,7 +123,7 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
 Store::Impl::PutResult Store::Impl::put_record(const RecordSpec& spec, ItemHeader* old,
                                                Stripe& stripe, Room& room, ItemHeader* built,
                                                bool old_known) noexcept {
-  const std::size_t size = footprint(item_record_size(spec.key.size(), spec.value_size()));
+  const std::size_t size = footprint(spec);
   const std::size_t reserve = growth(size, old == nullptr ? 0 : footprint(*old));
   if (!room.reserve(reserve)) return {PutStatus::kNoRoom, nullptr, reserve};
   ItemHeader* record = built != nullptr ? built : allocate_record(spec);
@@ -143,7 +144,7 @@ Store::Impl::PutResult Store::Impl::put_record(const RecordSpec& spec, ItemHeade
 
 ItemHeader* Store::Impl::allocate_record(const RecordSpec& spec) noexcept {
   ItemHeader* record = records ? build_buffer(spec.key, spec.value_size())
-                               : heap.allocate_item(spec.key, spec.value_size());
+                               : heap.allocate_item(spec.key, spec.value_size(), spec.client_flags);
   if (record == nullptr) return nullptr;
   char* value = record->value_data();
   for (const std::string_view piece : {spec.first, spec.second}) {
@@ -156,7 +157,7 @@ ItemHeader* Store::Impl::allocate_record(const RecordSpec& spec) noexcept {
 
 ItemHeader* Store::Impl::allocate_record_evicting(const RecordSpec& spec) noexcept {
   ItemHeader* record = allocate_record(spec);
-  const std::size_t size = item_record_size(spec.key.size(), spec.value_size());
+  const std::size_t size = class_size(spec);
   // As memcached does: the class's least recently used records first, then (also for a class
   // without records) the oldest chunks.
   for (int round = 0; record == nullptr && options.evict_when_full &&
@@ -236,7 +237,11 @@ bool Store::Impl::age_out(std::string_view key, ItemHeader* item, Stripe& stripe
   const bool fetched = item->has(ItemHeader::kFetched);
   if (is_dead(*item, now)) {
     stripe.add(Counter::kReclaimed);
-    if (!fetched) stripe.add(Counter::kExpiredUnfetched);
+    count(ClassCounter::kReclaimed, *item);
+    if (!fetched) {
+      stripe.add(Counter::kExpiredUnfetched);
+      count(ClassCounter::kExpiredUnfetched, *item);
+    }
     unlink(key, item, stripe);
     return true;
   }
@@ -247,8 +252,20 @@ bool Store::Impl::age_out(std::string_view key, ItemHeader* item, Stripe& stripe
   }
   stripe.add(Counter::kEvictions);
   if (!fetched) stripe.add(Counter::kEvictedUnfetched);
+  count_eviction(*item, now);
   unlink(key, item, stripe);
   return true;
+}
+
+void Store::Impl::count_eviction(const ItemHeader& item, std::int64_t now) noexcept {
+  if (records) return;
+  const std::size_t size_class = heap.size_class(item.class_size());
+  class_counters.add(size_class, ClassCounter::kEvicted);
+  if (item.exptime != 0) class_counters.add(size_class, ClassCounter::kEvictedNonzero);
+  if (!item.has(ItemHeader::kFetched)) {
+    class_counters.add(size_class, ClassCounter::kEvictedUnfetched);
+  }
+  class_counters.set_evicted_time(size_class, now - item.last_access);
 }
 
 bool Store::Impl::make_room(std::size_t n, Room& room) noexcept {
@@ -301,16 +318,16 @@ bool Store::Impl::make_room(std::size_t n, Room& room) noexcept {
   return reserved();
 }
 
-bool Store::Impl::make_block(std::size_t record_size, int attempt) noexcept {
+bool Store::Impl::make_block(std::size_t class_size, int attempt) noexcept {
   if (attempt < kClassEvictions) {
     // Each record evicted from a small class frees a block that fits; a large run may not.
-    const std::size_t size_class = recency.class_of(record_size);
+    const std::size_t size_class = recency.class_of(class_size);
     const std::size_t max_visits = std::min(2 * recency.size(size_class) + 1, kBlockVisits);
     for (std::size_t visits = 0; visits < max_visits; ++visits) {
       if (evict_oldest(size_class)) return true;
     }
   }
-  return evacuate_for(record_size);
+  return evacuate_for(class_size);
 }
 
 std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
@@ -332,7 +349,11 @@ std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
         ItemHeader* item = lookup_record(key);
         if (item == nullptr || !is_dead(*item, now)) continue;
         stripe.add(Counter::kReclaimed);
-        if (!item->has(ItemHeader::kFetched)) stripe.add(Counter::kExpiredUnfetched);
+        count(ClassCounter::kReclaimed, *item);
+        if (!item->has(ItemHeader::kFetched)) {
+          stripe.add(Counter::kExpiredUnfetched);
+          count(ClassCounter::kExpiredUnfetched, *item);
+        }
         unlink(key, item, stripe);
         ++reclaimed;
       }
@@ -343,7 +364,7 @@ std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
   return reclaimed;
 }
 
-bool Store::Impl::evacuate_for(std::size_t record_size, Stripe* held,
+bool Store::Impl::evacuate_for(std::size_t class_size, Stripe* held,
                                std::string_view keep) noexcept {
   // The index, not the raw blocks, says which items live there (blocks may be index nodes,
   // which is why several chunks are evacuated per pass).
@@ -352,7 +373,7 @@ bool Store::Impl::evacuate_for(std::size_t record_size, Stripe* held,
     // Some candidates may hold only index nodes, which cannot move: ask for more chunks than
     // needed and evacuate the first kChunksPerEvacuation (fewest blocks first) that hold items.
     const auto ranges =
-        heap.evacuation_ranges(record_size, kChunksPerEvacuation * kCandidatesPerChunk);
+        heap.evacuation_ranges(class_size, kChunksPerEvacuation * kCandidatesPerChunk);
     if (ranges.empty()) return false;
     std::vector<std::vector<std::pair<std::string, ItemRef>>> by_range(ranges.size());
     engine->scan("", [&](std::string_view key, ItemRef ref) {
@@ -390,6 +411,7 @@ bool Store::Impl::evacuate_for(std::size_t record_size, Stripe* held,
     ItemHeader* item = heap.item(ref);
     stripe.add(Counter::kEvictions);
     if (!item->has(ItemHeader::kFetched)) stripe.add(Counter::kEvictedUnfetched);
+    count_eviction(*item, clock.now());
     unlink(key, item, stripe);
   }
   return evicted;
@@ -445,6 +467,61 @@ void Store::Impl::reset_stats() noexcept {
     }
   }
   cmd_flush.store(0, std::memory_order_relaxed);
+  class_counters.reset();
+}
+
+SlabStats Store::Impl::slab_stats() const {
+  SlabStats out;
+  if (records) return out;
+  out.page_size = heap.page_size();
+  const std::vector<pm::ClassUsage> usage = heap.class_usage();
+  const std::int64_t now = clock.now();
+  // The last heap class (records larger than slab_chunk_max, in runs of whole pages) is counted
+  // in the largest class, as memcached keeps such items in chunks of that class.
+  const std::size_t shown = usage.size() - 1;
+  out.classes.resize(shown);
+  for (std::size_t c = 0; c < usage.size(); ++c) {
+    SizeClassStats& s = out.classes[std::min(c, shown - 1)];
+    const pm::ClassUsage& u = usage[c];
+    if (c < shown) {
+      s.id = static_cast<std::uint32_t>(c + 1);
+      s.chunk_size = u.block_size;
+      s.chunks_per_page = u.blocks_per_chunk;
+      s.total_pages = u.chunks;
+      s.used_chunks = u.blocks_in_use;
+    } else {  // a run's pages are wholly used
+      s.total_pages += u.chunks;
+      s.used_chunks += u.chunks * s.chunks_per_page;
+    }
+    const auto total = [&](ClassCounter k) { return class_counters.total(c, k); };
+    s.get_hits += total(ClassCounter::kGetHits);
+    s.cmd_set += total(ClassCounter::kCmdSet);
+    s.delete_hits += total(ClassCounter::kDeleteHits);
+    s.incr_hits += total(ClassCounter::kIncrHits);
+    s.decr_hits += total(ClassCounter::kDecrHits);
+    s.cas_hits += total(ClassCounter::kCasHits);
+    s.cas_badval += total(ClassCounter::kCasBadval);
+    s.touch_hits += total(ClassCounter::kTouchHits);
+    s.evicted += total(ClassCounter::kEvicted);
+    s.evicted_nonzero += total(ClassCounter::kEvictedNonzero);
+    s.outofmemory += total(ClassCounter::kOutOfMemory);
+    s.reclaimed += total(ClassCounter::kReclaimed);
+    s.expired_unfetched += total(ClassCounter::kExpiredUnfetched);
+    s.evicted_unfetched += total(ClassCounter::kEvictedUnfetched);
+    s.evicted_time = std::max<std::uint64_t>(
+        s.evicted_time, static_cast<std::uint64_t>(class_counters.evicted_time(c)));
+    s.number += recency.size(c);
+    s.mem_requested += recency.requested_bytes(c);
+    const std::int64_t oldest = recency.oldest_access(c);
+    if (recency.size(c) != 0 && oldest != 0 && now > oldest) {
+      s.age = std::max<std::uint64_t>(s.age, static_cast<std::uint64_t>(now - oldest));
+    }
+  }
+  for (SizeClassStats& s : out.classes) {
+    s.total_chunks = s.total_pages * s.chunks_per_page;
+    s.free_chunks = s.total_chunks - std::min(s.total_chunks, s.used_chunks);
+  }
+  return out;
 }
 
 }  // namespace pmcached::engine

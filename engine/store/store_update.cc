@@ -95,6 +95,7 @@ StoreStatus Store::Impl::remove(const DeleteRequest& request) noexcept {
     return StoreStatus::kDeleted;
   }
   stripe.add(Counter::kDeleteHits);
+  count(ClassCounter::kDeleteHits, *item);
   if (!request.drop_value) unlink(key, item, stripe);
   return StoreStatus::kDeleted;
 }
@@ -184,6 +185,7 @@ std::size_t Store::Impl::update_counter(const ArithmeticRequest& request, ItemHe
   spec.last_update = now;
   spec.last_access = same_length ? old->last_access : now;
   const std::int64_t exptime_before = old->exptime;  // `old` is freed by publishing
+  const std::size_t old_class_size = old->class_size();
   const PutResult put = put_record(spec, old, stripe, room);
   if (put.status == PutStatus::kNoRoom && may_grow) return put.need;
   if (put.status != PutStatus::kPublished) {
@@ -191,6 +193,7 @@ std::size_t Store::Impl::update_counter(const ArithmeticRequest& request, ItemHe
     return 0;
   }
   stripe.add(incr ? Counter::kIncrHits : Counter::kDecrHits);
+  count(incr ? ClassCounter::kIncrHits : ClassCounter::kDecrHits, old_class_size);
   out = {StoreStatus::kStored, value, put.record->cas, put.record->exptime, exptime_before, false};
   return 0;
 }
@@ -207,6 +210,7 @@ StoreStatus Store::Impl::touch(std::string_view key, std::int64_t exptime) noexc
     return StoreStatus::kNotFound;
   }
   stripe.add(Counter::kTouchHits);
+  count(ClassCounter::kTouchHits, *item);
   set_exptime(*item, to_absolute_exptime(exptime, now));
   const std::uint8_t bits_before = item->bits;
   const std::int64_t access_before = item->last_access;

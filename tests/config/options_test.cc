@@ -312,5 +312,46 @@ TEST(OptionsTest, BadPagedEngineFlagsAreOneLineErrors) {
   expect_error({"--b2-threshold", "0"}, "--b2-threshold: 0 is not in [1 - 1024]");
 }
 
+TEST(OptionsTest, SizeClassFlagsAreMemcacheds) {
+  const Options defaults = parse_ok({});
+  EXPECT_EQ(defaults.slab_min_size, 48u);
+  EXPECT_EQ(defaults.slab_growth_factor, 1.25);
+  EXPECT_EQ(defaults.slab_chunk_max, 524288u);
+  const Options short_flags = parse_ok({"-n", "100", "-f", "2", "-o", "slab_chunk_max=65536"});
+  EXPECT_EQ(short_flags.slab_min_size, 100u);
+  EXPECT_EQ(short_flags.slab_growth_factor, 2.0);
+  EXPECT_EQ(short_flags.slab_chunk_max, 65536u);
+  const Options long_flags = parse_ok({"--slab-min-size", "5", "--slab-growth-factor", "1.07",
+                                       "--extended", "slab_chunk_max=4096"});
+  EXPECT_EQ(long_flags.slab_min_size, 5u);
+  EXPECT_EQ(long_flags.slab_growth_factor, 1.07);
+  EXPECT_EQ(long_flags.slab_chunk_max, 4096u);
+  // -o may be repeated (memcached processes each); the last slab_chunk_max wins.
+  EXPECT_EQ(parse_ok({"-o", "slab_chunk_max=8192", "-o", "slab_chunk_max=16384"}).slab_chunk_max,
+            16384u);
+  EXPECT_EQ(parse_ok({"-o", "slab_chunk_max=8192,slab_chunk_max=32768"}).slab_chunk_max, 32768u);
+  TempFile file("slab-growth-factor = 1.5\nextended = slab_chunk_max=131072\n");
+  const Options from_file = parse_ok({"--config", file.path().c_str()});
+  EXPECT_EQ(from_file.slab_growth_factor, 1.5);
+  EXPECT_EQ(from_file.slab_chunk_max, 131072u);
+}
+
+TEST(OptionsTest, BadSizeClassFlagsAreOneLineErrors) {
+  expect_error({"-f", "1"}, "--slab-growth-factor: Factor must be greater than 1");
+  expect_error({"-f", "0.5"}, "--slab-growth-factor: Factor must be greater than 1");
+  expect_error({"-f", "x"}, "--slab-growth-factor: 'x' is not a number");
+  expect_error({"-n", "0"}, "--slab-min-size: Chunk size must be greater than 0");
+  expect_error({"-o", "foo=1"}, "-o: Illegal suboption \"foo=1\"");
+  expect_error({"-o", "slab_chunk_max=65536,foo"}, "-o: Illegal suboption \"foo\"");
+  expect_error({"-o", "slab_chunk_max=64k"}, "-o: could not parse argument to slab_chunk_max");
+  expect_error({"-o", "slab_chunk_max=1000"},
+               "-o: -I (item_size_max: 1048576) must be evenly divisible by slab_chunk_max");
+  expect_error({"-o", "slab_chunk_max=2097152"},
+               "-o: slab_chunk_max (bytes: 2097152) cannot be larger than -I");
+  expect_error({"-I", "4m", "-o", "slab_chunk_max=2097152"},
+               "-o: slab_chunk_max (bytes: 2097152) must evenly divide the 1 MiB slab page");
+  expect_error({"-n", "600000"}, "--slab-min-size: 600000 makes the smallest size class larger");
+}
+
 }  // namespace
 }  // namespace pmcached::config

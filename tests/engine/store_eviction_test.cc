@@ -20,8 +20,10 @@ std::string key_n(const char* prefix, int n) {
 
 class EvictionTest : public StoreTest {
  protected:
-  // Every test key is 4 bytes ("k000"), so every record has the same size.
-  static constexpr std::size_t kRecord = item_record_size(4, kValueSize);
+  // Every test key is 4 bytes ("k000"), so every record takes the same block: memcached's
+  // ntotal is 163 bytes, in class 4's 192-byte chunks.
+  static constexpr std::size_t kRecord = 192;
+  static_assert(memcached_item_size(4, kValueSize, 0) == 163);
 
   void open(std::size_t items, bool evict = true) {
     StoreOptions options;
@@ -117,8 +119,9 @@ TEST_F(EvictionTest, NoEvictModeReturnsOutOfMemory) {
   EXPECT_EQ(store_->stats().evictions, 0u);
   // Overwriting with a value of the same size needs no new memory.
   EXPECT_EQ(fill("k003"), StoreStatus::kStored);
-  // Growing operations fail: append is NOT_STORED (memcached), vivify creates nothing.
-  EXPECT_EQ(put("k006", "x", StoreMode::kAppend).status, StoreStatus::kNotStored);
+  // Growing operations fail: append is NOT_STORED (memcached), vivify creates nothing. 30 more
+  // bytes move a record up one class (ntotal 193: the 240-byte chunks).
+  EXPECT_EQ(put("k006", std::string(30, 'x'), StoreMode::kAppend).status, StoreStatus::kNotStored);
   EXPECT_EQ(get("k006")->value.size(), kValueSize);
   ArithmeticRequest vivify;
   vivify.key = "n001";
@@ -129,9 +132,9 @@ TEST_F(EvictionTest, NoEvictModeReturnsOutOfMemory) {
   mg.vivify_ttl = 10;
   EXPECT_EQ(store_->get(mg, nullptr).status, StoreStatus::kNotFound);
   // A set that cannot be stored drops the old value (memcached); its memory is then free.
-  EXPECT_EQ(set("k004", std::string(kValueSize + 1, 'v')), StoreStatus::kOutOfMemory);
+  EXPECT_EQ(set("k004", std::string(kValueSize + 30, 'v')), StoreStatus::kOutOfMemory);
   EXPECT_FALSE(get("k004"));
-  EXPECT_EQ(put("k005", std::string(kValueSize + 1, 'v'), StoreMode::kReplace).status,
+  EXPECT_EQ(put("k005", std::string(kValueSize + 30, 'v'), StoreMode::kReplace).status,
             StoreStatus::kStored);
   EXPECT_EQ(store_->stats().curr_items, 9u);
 }

@@ -20,15 +20,17 @@ namespace pmcached::engine {
 namespace {
 
 // Small enough to fill quickly, large enough that the index's own chunks (one per node size
-// class in use: up to four for the ART engines, 256 KiB each) are a small share of the heap.
+// class in use: up to four for the ART engines, 1 MiB each) are a small share of the heap.
 constexpr std::size_t kPoolSize = 16u << 20;
+// The mixed-size tests fill ~20 item classes: 63 one-MiB pages give each a few.
+constexpr std::size_t kMixedPoolSize = 64u << 20;
 
 class StorePmTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void open(bool evict) {
+  void open(bool evict, std::size_t pool_size = kPoolSize) {
     StoreConfig config;
     config.engine = GetParam();
-    config.region = pm::PmRegion::in_memory(kPoolSize);
+    config.region = pm::PmRegion::in_memory(pool_size);
     config.options.evict_when_full = evict;
     opened_ = open_store(std::move(config), clock_);
     pool_ = opened_->pool();
@@ -118,7 +120,7 @@ TEST_P(StorePmTest, AFullPoolServesNewItemSizesToo) {
 // readable. Chunk evacuation used to empty the chunks with the fewest blocks -- the ones being
 // filled, holding the newest items -- and only ~15-40% of them survived.
 TEST_P(StorePmTest, TheMostRecentWritesSurviveMixedSizeOverwrites) {
-  open(/*evict=*/true);
+  open(/*evict=*/true, kMixedPoolSize);
   std::mt19937_64 rng(15);
   std::uniform_int_distribution<std::size_t> value_size(100, 50'000);
   const std::size_t heap = pool_->heap_end() - pool_->heap_begin();

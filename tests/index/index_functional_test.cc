@@ -240,8 +240,11 @@ TEST_P(IndexTest, OutOfMemoryChangesNothing) {
   // Every chunk taken, then every partly used chunk of every size class, for nodes and items.
   std::vector<std::uint64_t> filler;
   for (pm::BlockUse use : {pm::BlockUse::kIndex, pm::BlockUse::kItem}) {
-    for (std::size_t size = pm::kMaxSmallBlock; size >= 64; size -= 16) {
-      if (small.allocator().rounded_size(size) != size) continue;  // not a size class
+    // Item classes are memcached's (multiples of 8 up to 512 KiB, then whole pages).
+    const std::size_t largest =
+        use == pm::BlockUse::kItem ? std::size_t{1} << 20 : pm::kMaxSmallBlock;
+    for (std::size_t size = largest; size >= 64; size -= 8) {
+      if (small.allocator().rounded_size(size, use) != size) continue;  // not a size class
       for (std::uint64_t b; (b = small.allocator().allocate(size, use)) != 0;) filler.push_back(b);
     }
   }

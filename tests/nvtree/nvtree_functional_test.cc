@@ -297,7 +297,7 @@ TEST(NvTreeOutOfMemoryTest, AnEraseInAFullLeafWithTheHeapFullKillsTheEntryInPlac
   ASSERT_EQ(full.count, kLeafEntries);
   std::vector<std::uint64_t> filler;
   for (std::size_t size = pm::kMaxSmallBlock; size >= 64; size -= 16) {
-    if (h.allocator().rounded_size(size) != size) continue;
+    if (h.allocator().rounded_size(size, pm::BlockUse::kIndex) != size) continue;
     for (std::uint64_t b; (b = h.allocator().allocate(size, pm::BlockUse::kIndex)) != 0;) {
       filler.push_back(b);
     }

@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::uint64_t kHeapBegin = 4096;
 
-std::uint64_t heap_end_of(std::size_t chunks) { return kHeapBegin + chunks * kChunkSize; }
+std::uint64_t heap_end_of(std::size_t chunks) { return kHeapBegin + chunks * kLegacyChunkSize; }
 
 // Live blocks: offset -> usable size. Checks that a new block overlaps none of them.
 class Model {
@@ -49,8 +49,8 @@ TEST(Allocator, AllocatesAndFreesSizesFromOneByteToOneMiB) {
   for (std::size_t size :
        {std::size_t{1}, std::size_t{16}, std::size_t{63}, std::size_t{64}, std::size_t{65},
         std::size_t{100}, std::size_t{1000}, std::size_t{4096}, kMaxSmallBlock - 1, kMaxSmallBlock,
-        kMaxSmallBlock + 1, std::size_t{100000}, kChunkSize - kChunkHeaderSize,
-        kChunkSize - kChunkHeaderSize + 1, std::size_t{1} << 20}) {
+        kMaxSmallBlock + 1, std::size_t{100000}, kLegacyChunkSize - kChunkHeaderSize,
+        kLegacyChunkSize - kChunkHeaderSize + 1, std::size_t{1} << 20}) {
     const std::uint64_t offset = allocator.allocate(size);
     ASSERT_NE(offset, 0u) << size;
     const std::size_t usable = allocator.block_size(offset);
@@ -67,7 +67,7 @@ TEST(Allocator, AllocatesAndFreesSizesFromOneByteToOneMiB) {
     EXPECT_EQ(allocator.stats().chunks_in_use, 0u);
   }
   EXPECT_EQ(allocator.stats().chunks_total, 16u);
-  EXPECT_EQ(allocator.stats().heap_bytes, 16 * kChunkSize);
+  EXPECT_EQ(allocator.stats().heap_bytes, 16 * kLegacyChunkSize);
 }
 
 TEST(Allocator, SmallSizeClassesWasteAtMostAQuarter) {
@@ -127,9 +127,9 @@ TEST(Allocator, FullHeapReturnsZeroUntilSomethingIsFreed) {
   Allocator allocator(*region, kHeapBegin, region->size());
   std::vector<std::uint64_t> blocks;
   for (std::uint64_t offset; (offset = allocator.allocate(64)) != 0;) blocks.push_back(offset);
-  EXPECT_EQ(blocks.size(), 4 * ((kChunkSize - kChunkHeaderSize) / 64));
+  EXPECT_EQ(blocks.size(), 4 * ((kLegacyChunkSize - kChunkHeaderSize) / 64));
   EXPECT_EQ(allocator.allocate(1), 0u);
-  EXPECT_EQ(allocator.allocate(kChunkSize), 0u);
+  EXPECT_EQ(allocator.allocate(kLegacyChunkSize), 0u);
   allocator.free(blocks[17]);
   EXPECT_EQ(allocator.allocate(50), blocks[17]);
   EXPECT_EQ(allocator.allocate(100), 0u);  // no free chunk for another size class
@@ -139,8 +139,8 @@ TEST(Allocator, FullHeapReturnsZeroUntilSomethingIsFreed) {
 TEST(Allocator, LargeRequestNeedsConsecutiveChunks) {
   auto region = PmRegion::in_memory(heap_end_of(4));
   Allocator allocator(*region, kHeapBegin, region->size());
-  EXPECT_EQ(allocator.allocate(4 * kChunkSize), 0u);  // larger than the heap with its header
-  const std::uint64_t all = allocator.allocate(4 * kChunkSize - kChunkHeaderSize);
+  EXPECT_EQ(allocator.allocate(4 * kLegacyChunkSize), 0u);  // larger than the heap with its header
+  const std::uint64_t all = allocator.allocate(4 * kLegacyChunkSize - kChunkHeaderSize);
   ASSERT_NE(all, 0u);
   EXPECT_EQ(allocator.stats().chunks_in_use, 4u);
   allocator.free(all);
@@ -148,11 +148,11 @@ TEST(Allocator, LargeRequestNeedsConsecutiveChunks) {
   const std::uint64_t a = allocator.allocate(64);
   const std::uint64_t b = allocator.allocate(200);
   ASSERT_EQ(a, kHeapBegin + kChunkHeaderSize);
-  ASSERT_EQ(b, kHeapBegin + kChunkSize + kChunkHeaderSize);
+  ASSERT_EQ(b, kHeapBegin + kLegacyChunkSize + kChunkHeaderSize);
   allocator.free(a);  // chunk 0 is free again
-  EXPECT_EQ(allocator.allocate(3 * kChunkSize - 2 * kChunkHeaderSize), 0u);
-  EXPECT_EQ(allocator.allocate(2 * kChunkSize - kChunkHeaderSize),
-            kHeapBegin + 2 * kChunkSize + kChunkHeaderSize);
+  EXPECT_EQ(allocator.allocate(3 * kLegacyChunkSize - 2 * kChunkHeaderSize), 0u);
+  EXPECT_EQ(allocator.allocate(2 * kLegacyChunkSize - kChunkHeaderSize),
+            kHeapBegin + 2 * kLegacyChunkSize + kChunkHeaderSize);
 }
 
 TEST(Allocator, FreedChunkServesAnotherSizeClass) {
@@ -211,7 +211,7 @@ TEST(Allocator, MarkReachableRejectsBadOffsets) {
   {
     Allocator before(*region, kHeapBegin, region->size());
     small = before.allocate(100);
-    large = before.allocate(2 * kChunkSize);
+    large = before.allocate(2 * kLegacyChunkSize);
     ASSERT_NE(small, 0u);
     ASSERT_NE(large, 0u);
   }
@@ -221,12 +221,12 @@ TEST(Allocator, MarkReachableRejectsBadOffsets) {
   EXPECT_FALSE(after.mark_reachable(0));
   EXPECT_FALSE(after.mark_reachable(kHeapBegin));                         // a chunk header
   EXPECT_FALSE(after.mark_reachable(small + 8));                          // inside a block
-  EXPECT_FALSE(after.mark_reachable(large + kChunkSize));                 // inside a large block
+  EXPECT_FALSE(after.mark_reachable(large + kLegacyChunkSize));           // inside a large block
   EXPECT_FALSE(after.mark_reachable(large - kChunkHeaderSize));           // its header
   EXPECT_FALSE(after.mark_reachable(region->size() + 64));                // beyond the heap
   EXPECT_FALSE(after.mark_reachable(heap_end_of(7) + kChunkHeaderSize));  // unassigned chunk
   // The last block slot of the small chunk exists; one past it does not.
-  const std::uint64_t slots = (kChunkSize - kChunkHeaderSize) / small_size;
+  const std::uint64_t slots = (kLegacyChunkSize - kChunkHeaderSize) / small_size;
   EXPECT_TRUE(after.mark_reachable(small + (slots - 1) * small_size));
   EXPECT_FALSE(after.mark_reachable(small + slots * small_size));
   EXPECT_TRUE(after.mark_reachable(small));
@@ -264,7 +264,7 @@ TEST(Allocator, ChunkHeaderIsDurableBeforeItsBlockIsReturned) {
       live.pop_back();
     } else {
       const std::size_t size_wanted =
-          rng() % 10 == 0 ? 1 + rng() % (3 * kChunkSize) : 1 + rng() % kMaxSmallBlock;
+          rng() % 10 == 0 ? 1 + rng() % (3 * kLegacyChunkSize) : 1 + rng() % kMaxSmallBlock;
       const std::uint64_t offset = allocator.allocate(size_wanted);
       if (offset == 0) continue;
       // Block data written without persisting: a crash image never needs it.
@@ -284,14 +284,15 @@ TEST(Allocator, FreedLargeBlockDataIsNeverReadAsAHeader) {
   for (bool drop_by_rebuild : {false, true}) {
     auto region = PmRegion::in_memory(heap_end_of(6));
     Allocator allocator(*region, kHeapBegin, region->size());
-    const std::uint64_t a = allocator.allocate(64);                                     // chunk 0
-    const std::uint64_t large = allocator.allocate(3 * kChunkSize - kChunkHeaderSize);  // 1..3
-    ASSERT_EQ(large, kHeapBegin + kChunkSize + kChunkHeaderSize);
+    const std::uint64_t a = allocator.allocate(64);  // chunk 0
+    const std::uint64_t large =
+        allocator.allocate(3 * kLegacyChunkSize - kChunkHeaderSize);  // 1..3
+    ASSERT_EQ(large, kHeapBegin + kLegacyChunkSize + kChunkHeaderSize);
     // Plant a copy of the run's own header at the start of its second chunk (block data).
-    std::memcpy(region->base() + large + kChunkSize - kChunkHeaderSize,
+    std::memcpy(region->base() + large + kLegacyChunkSize - kChunkHeaderSize,
                 region->base() + large - kChunkHeaderSize, kChunkHeaderSize);
     const std::uint64_t b = allocator.allocate(200);  // chunk 4
-    ASSERT_EQ(b, kHeapBegin + 4 * kChunkSize + kChunkHeaderSize);
+    ASSERT_EQ(b, kHeapBegin + 4 * kLegacyChunkSize + kChunkHeaderSize);
     if (drop_by_rebuild) {
       allocator.begin_rebuild();
       ASSERT_TRUE(allocator.mark_reachable(a));

@@ -1,7 +1,8 @@
 // The allocator's persistent chunk high-water mark (allocator.h): rebuild reads no header above
 // it, a crash at any persistence point (adversarial too) loses no published block, a layout 1
-// pool is read whole and upgraded (crash-safely), a full file system fails an allocation instead
-// of faulting, and a new pool file is sparse.
+// pool is read whole and upgraded to layout 2 (crash-safely), a full file system fails an
+// allocation instead of faulting, and a new pool file is sparse. New pools are layout 3 (a
+// header table); these use 256 KiB slab pages so that 24 chunks and a 4 MiB step stay small.
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -22,7 +23,10 @@ namespace pmcached::pm {
 namespace {
 
 constexpr std::size_t kChunks = 24;
-constexpr std::size_t kPoolSize = kSuperblockSize + kChunks * kChunkSize;
+constexpr std::size_t kChunkSize = 256u << 10;
+const SlabSettings kSlabs{kChunkSize, 48, 1.25, 64u << 10};
+constexpr std::uint64_t kChunksBegin = kSuperblockSize + 4096;  // after 24 headers, 4 KiB aligned
+constexpr std::size_t kPoolSize = kChunksBegin + kChunks * kChunkSize;
 // The tests publish block offsets in a table in the superblock's unused bytes, as an index would
 // in its nodes: a published block must survive every crash.
 constexpr std::uint64_t kTable = 1024;
@@ -67,34 +71,40 @@ void workload(Pool& pool, Allocator& allocator, std::uint64_t seed) {
   }
 }
 
+std::unique_ptr<Pool> new_pool(CrashSimulator* sim = nullptr) {
+  return Pool::open_region(PmRegion::in_memory(kPoolSize, sim), "wort", kSlabs);
+}
+
 TEST(HighWater, NewPoolStartsAtZeroAndRisesInSteps) {
-  auto pool = Pool::open_region(PmRegion::in_memory(kPoolSize), "wort");
+  auto pool = new_pool();
+  ASSERT_EQ(pool->layout_version(), kLayoutVersion);
   ASSERT_TRUE(pool->has_chunk_high_water());
   Allocator allocator(*pool);
   EXPECT_EQ(allocator.stats().chunks_high_water, 0u);
   ASSERT_NE(allocator.allocate(100), 0u);
   EXPECT_EQ(allocator.stats().chunks_high_water, 16u);  // one step
   EXPECT_EQ(*pool->chunk_high_water_field(), 16u);
-  ASSERT_NE(allocator.allocate(17 * kChunkSize), 0u);  // chunks 1..18: past the first step
+  ASSERT_NE(allocator.allocate(17 * kChunkSize), 0u);  // chunks 1..17: past the first step
   EXPECT_EQ(*pool->chunk_high_water_field(), 24u);     // capped at the heap's end
 }
 
 // A valid header above the mark (here: a copy of a real one) is never read: the mark is what
 // rebuild trusts, so an empty heap's pages are never touched.
 TEST(HighWater, RebuildReadsNoHeaderAboveTheMark) {
-  auto pool = Pool::open_region(PmRegion::in_memory(kPoolSize), "wort");
+  auto pool = new_pool();
   std::uint64_t block = 0;
   {
     Allocator allocator(*pool);
     block = allocator.allocate(100);
-    ASSERT_EQ(block, kSuperblockSize + kChunkHeaderSize);
+    ASSERT_EQ(block, kChunksBegin);
   }
-  const std::uint64_t above = kSuperblockSize + 20 * kChunkSize;
-  std::memcpy(pool->region().at<char>(above), pool->region().at<char>(kSuperblockSize),
-              kChunkHeaderSize);
+  // Chunk 20's table entry gets chunk 0's header.
+  std::memcpy(pool->region().at<char>(kSuperblockSize + 20 * kChunkHeaderBytes),
+              pool->region().at<char>(kSuperblockSize), kChunkHeaderBytes);
+  const std::uint64_t above = kChunksBegin + 20 * kChunkSize;
   Allocator allocator(*pool);
   allocator.begin_rebuild();
-  EXPECT_FALSE(allocator.mark_reachable(above + kChunkHeaderSize));
+  EXPECT_FALSE(allocator.mark_reachable(above));
   EXPECT_TRUE(allocator.mark_reachable(block));
   allocator.finish_rebuild();
   EXPECT_EQ(allocator.stats().chunks_in_use, 1u);
@@ -104,7 +114,7 @@ TEST(HighWater, CrashAtEveryPointLosesNoPublishedBlock) {
   std::uint64_t points = 0;
   {
     CrashSimulator sim(kPoolSize);
-    auto pool = Pool::open_region(PmRegion::in_memory(kPoolSize, &sim), "wort");
+    auto pool = new_pool(&sim);
     Allocator allocator(*pool);
     workload(*pool, allocator, 7);
     points = sim.persistence_points();
@@ -114,12 +124,13 @@ TEST(HighWater, CrashAtEveryPointLosesNoPublishedBlock) {
       CrashSimulator sim(kPoolSize);
       sim.crash_at(k, seed != 0, seed);
       {
-        auto pool = Pool::open_region(PmRegion::in_memory(kPoolSize, &sim), "wort");
+        auto pool = new_pool(&sim);
         Allocator allocator(*pool);
         workload(*pool, allocator, 7);
       }
       ASSERT_TRUE(sim.crash_image().has_value());
-      auto pool = Pool::open_region(PmRegion::from_image(*sim.crash_image()), "wort");
+      // Reopened with the flags it was made with (an interrupted format is formatted again).
+      auto pool = Pool::open_region(PmRegion::from_image(*sim.crash_image()), "wort", kSlabs);
       std::set<std::uint64_t> published;
       auto allocator = rebuild(*pool, &published);
       if (HasFailure()) return;
@@ -136,18 +147,21 @@ TEST(HighWater, CrashAtEveryPointLosesNoPublishedBlock) {
   }
 }
 
-// A layout 1 pool as the previous pmcached wrote it: no mark, headers anywhere.
+// A layout 1 pool as the first pmcached wrote it: 256 KiB chunks with in-chunk headers
+// anywhere, no mark, no slab settings.
 std::vector<char> layout_1_image(std::vector<std::uint64_t>& published) {
   auto pool = Pool::open_region(PmRegion::in_memory(kPoolSize), "wort");
-  Allocator allocator(pool->region(), pool->heap_begin(), pool->heap_end());  // no mark
+  Allocator allocator(pool->region(), pool->heap_begin(), pool->heap_end(),
+                      HeapGeometry::legacy());  // no mark
   for (std::size_t i = 0; i < 40; ++i) {
-    const std::uint64_t offset = allocator.allocate(i % 10 == 9 ? 2 * kChunkSize : 30000);
+    const std::uint64_t offset = allocator.allocate(i % 10 == 9 ? 2 * kLegacyChunkSize : 30000);
     pool->region().store_u64_persist(slot(*pool, i), offset);
     published.push_back(offset);
   }
   char* sb = pool->region().base();
   const std::uint32_t version = 1;
   std::memcpy(sb + 8, &version, sizeof(version));
+  std::memset(sb + 128, 0, 64);  // line 2 (the mark, layout 3's slab settings) was zero
   const std::uint64_t checksum = XXH64(sb, 56, 0);
   std::memcpy(sb + 56, &checksum, sizeof(checksum));
   return {sb, sb + kPoolSize};
@@ -157,21 +171,27 @@ TEST(HighWater, Layout1PoolIsReadWholeThenUpgraded) {
   std::vector<std::uint64_t> published;
   const std::vector<char> v1 = layout_1_image(published);
   auto pool = Pool::open_region(PmRegion::from_image(v1), "wort");
+  EXPECT_EQ(pool->layout_version(), kOldestReadableLayout);
   EXPECT_FALSE(pool->has_chunk_high_water());
+  EXPECT_FALSE(pool->heap_geometry().header_table);
   auto allocator = rebuild(*pool);
   EXPECT_TRUE(pool->has_chunk_high_water());
+  EXPECT_EQ(pool->layout_version(), kMarkedLegacyLayout);
   // The mark is the end of the last chunk with a header: the end of the highest block.
   std::uint64_t end = 0;
   for (std::uint64_t offset : published) {
     const std::uint64_t block_end = offset - kSuperblockSize + allocator->block_size(offset);
-    end = std::max(end, (block_end + kChunkSize - 1) / kChunkSize);
+    end = std::max(end, (block_end + kLegacyChunkSize - 1) / kLegacyChunkSize);
   }
   EXPECT_EQ(*pool->chunk_high_water_field(), end);
   EXPECT_LT(end, kChunks - 1);
   allocator.reset();
   const std::vector<char> upgraded(pool->region().base(), pool->region().base() + kPoolSize);
   auto reopened = Pool::open_region(PmRegion::from_image(upgraded), "wort");
+  EXPECT_EQ(reopened->layout_version(), kMarkedLegacyLayout);
   EXPECT_TRUE(reopened->has_chunk_high_water());
+  EXPECT_FALSE(reopened->slab_settings().has_value());
+  EXPECT_EQ(reopened->heap_geometry().chunk_size, kLegacyChunkSize);
   auto again = rebuild(*reopened);
   EXPECT_EQ(again->stats().blocks_in_use, published.size());
 }
@@ -213,7 +233,7 @@ TEST(HighWater, CrashDuringTheUpgradeKeepsEveryBlock) {
 }
 
 TEST(HighWater, FullFileSystemFailsTheAllocationNotTheProcess) {
-  auto pool = Pool::open_region(PmRegion::in_memory(kPoolSize), "wort");
+  auto pool = new_pool();
   Allocator allocator(*pool);
   {
     FaultScope full(Fault::kReserveFails);
@@ -234,13 +254,14 @@ TEST(HighWater, NewPoolFileIsSparseAndReservedAsItGrows) {
     return static_cast<std::uint64_t>(st.st_blocks) * 512;
   };
   {
-    auto pool = Pool::open_file(path, 256u << 20, "wort");
+    auto pool = Pool::open_file(path, 256u << 20, "wort");  // memcached's 1 MiB slab pages
     EXPECT_EQ(std::filesystem::file_size(path), 256u << 20);
     EXPECT_LE(disk_bytes(), 64u << 10);  // the superblock's page (and the file system's slack)
     Allocator allocator(*pool);
     ASSERT_NE(allocator.allocate(100), 0u);
-    EXPECT_GE(disk_bytes(), 16 * kChunkSize);  // the first step is reserved
-    EXPECT_LE(disk_bytes(), 16 * kChunkSize + (64u << 10));
+    constexpr std::uint64_t kStep = 4u << 20;
+    EXPECT_GE(disk_bytes(), kStep);  // the first step is reserved (and its header-table entries)
+    EXPECT_LE(disk_bytes(), kStep + (64u << 10));
   }
   std::filesystem::remove_all(dir);
 }

@@ -123,10 +123,36 @@ TEST_F(PoolFileTest, WrongEngineIsRefused) {
 
 TEST_F(PoolFileTest, WrongLayoutVersionIsRefused) {
   create();
-  const std::uint32_t version = 3;
+  const std::uint32_t version = 4;
   patch_file(path_, 8, &version, sizeof(version));
   expect_refused("wort",
-                 "pool " + path_ + " has layout version 3, this pmcached reads versions 1 and 2");
+                 "pool " + path_ + " has layout version 4, this pmcached reads versions 1 to 3");
+}
+
+TEST_F(PoolFileTest, CorruptSlabSettingsAreRefused) {
+  create();
+  const std::uint32_t min_size = 49;  // line 2: -n, covered by its own checksum
+  patch_file(path_, 140, &min_size, sizeof(min_size));
+  expect_refused("wort", "pool " + path_ + " superblock is corrupt (slab settings)");
+}
+
+TEST_F(PoolFileTest, NewPoolKeepsTheSlabSettingsItWasMadeWith) {
+  SlabSettings made;
+  made.growth_factor = 2;
+  made.min_size = 100;
+  made.chunk_max = 65536;
+  {
+    auto pool = Pool::open_file(path_, 2 * kMinPoolSize, "wort", made);
+    EXPECT_EQ(pool->layout_version(), kLayoutVersion);
+  }
+  auto reopened = Pool::open_file(path_, 2 * kMinPoolSize, "wort", SlabSettings{});
+  ASSERT_TRUE(reopened->slab_settings().has_value());
+  EXPECT_EQ(*reopened->slab_settings(), made);
+  const HeapGeometry geometry = reopened->heap_geometry();
+  EXPECT_TRUE(geometry.header_table);
+  EXPECT_EQ(geometry.chunk_size, 1u << 20);
+  EXPECT_EQ(geometry.item_classes.front(), 152u);
+  EXPECT_EQ(geometry.item_classes.back(), 65536u);
 }
 
 TEST_F(PoolFileTest, BadMagicIsRefused) {
