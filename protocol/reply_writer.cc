@@ -225,7 +225,9 @@ void ReplyWriter::meta_debug(std::string_view key, bool base64, const MetaItem& 
   out_.append(" cas=");
   append_number(item.cas);
   out_.append(item.hit_before ? " fetch=yes" : " fetch=no");
-  out_.append(" cls=1 size=");
+  out_.append(" cls=");
+  append_number(item.size_class);
+  out_.append(" size=");
   append_number(total_size);
   out_.append("\r\n");
 }

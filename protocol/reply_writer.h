@@ -38,11 +38,12 @@ struct MetaItem {
   std::int64_t ttl = -1;             // seconds remaining; -1 = never expires
   std::int64_t last_access_age = 0;  // seconds since the previous access
   bool hit_before = false;
-  std::uint64_t size = 0;   // value size
-  bool won = false;         // W
-  bool stale = false;       // X
-  bool token_sent = false;  // Z
-  bool binary_key = false;  // k echoes the key in base64, then " b"
+  std::uint64_t size = 0;        // value size
+  bool won = false;              // W
+  bool stale = false;            // X
+  bool token_sent = false;       // Z
+  bool binary_key = false;       // k echoes the key in base64, then " b"
+  std::uint32_t size_class = 1;  // me: cls=
 };
 
 class ReplyWriter {

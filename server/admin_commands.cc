@@ -1,6 +1,7 @@
 #include "server/admin_commands.h"
 
 #include <algorithm>
+#include <bitset>
 #include <cstdio>
 #include <string_view>
 
@@ -14,11 +15,11 @@ namespace reply = protocol::reply;
 using protocol::AdminVerb;
 
 // memcached's lru_crawler_crawl() class list: "all", or ids 1..63 separated by ',' (strtok:
-// empty pieces are skipped). Sets `includes_items` if the list names the class items are in.
-bool valid_classes(std::string_view classes, bool& includes_items) {
-  includes_items = false;
+// empty pieces are skipped). Sets the bit of every class named.
+bool valid_classes(std::string_view classes, std::bitset<kLargestClassId + 1>& selected) {
+  selected.reset();
   if (classes == "all") {
-    includes_items = true;
+    selected.set();
     return true;
   }
   while (!classes.empty()) {
@@ -32,15 +33,17 @@ bool valid_classes(std::string_view classes, bool& includes_items) {
       id = id * 10 + static_cast<unsigned>(c - '0');
     }
     if (id < 1 || id > kLargestClassId) return false;
-    if (id == kItemClass) includes_items = true;
+    selected.set(id);
   }
   return true;
 }
 
-void metadump(ServerContext& context, bool with_items, std::string& out) {
-  if (with_items) {
+void metadump(ServerContext& context, const std::bitset<kLargestClassId + 1>& selected,
+              std::string& out) {
+  if (selected.any()) {
     std::string line;
     context.store.scan_items("", [&](const engine::ItemView& item) {
+      if (item.size_class > kLargestClassId || !selected.test(item.size_class)) return true;
       line.assign("key=");
       append_uri_encoded(line, item.key);
       char rest[160];
@@ -48,7 +51,7 @@ void metadump(ServerContext& context, bool with_items, std::string& out) {
           rest, sizeof rest, " exp=%lld la=%lld cas=%llu fetch=%s cls=%u size=%zu\n",
           static_cast<long long>(item.exptime == 0 ? -1 : item.exptime),
           static_cast<long long>(item.last_access), static_cast<unsigned long long>(item.cas),
-          item.fetched ? "yes" : "no", kItemClass,
+          item.fetched ? "yes" : "no", static_cast<unsigned>(item.size_class),
           memcached_item_total(item.key.size(), item.value.size(), item.client_flags));
       line.append(rest, static_cast<std::size_t>(n));
       out.append(line);
@@ -72,13 +75,13 @@ void lru_crawler(ServerContext& context, const protocol::Command& command, std::
         out.append(reply::kMetadumpPipelined);
         return;
       }
-      bool with_items = false;
-      if (!valid_classes(a.classes, with_items)) {
+      std::bitset<kLargestClassId + 1> selected;
+      if (!valid_classes(a.classes, selected)) {
         out.append(reply::kCrawlerBadClass);
         return;
       }
       if (a.verb == AdminVerb::kMetadump) {
-        metadump(context, with_items, out);
+        metadump(context, selected, out);
       } else {
         admin.crawl_requested.store(true, std::memory_order_relaxed);  // the sweep does it
         out.append(reply::kOk);
@@ -97,9 +100,12 @@ void lru_crawler(ServerContext& context, const protocol::Command& command, std::
 void slabs(ServerContext& context, const protocol::Command& command, std::string& out) {
   const protocol::AdminArgs& a = command.admin;
   if (a.verb == AdminVerb::kReassign) {
-    const auto valid = [](std::int32_t id) {
-      return id >= 0 && id <= std::int32_t{kLargestClassId};
-    };
+    // memcached: 0 (its global page pool) .. its largest class. A paged engine has no classes:
+    // any id memcached could have is accepted.
+    const std::size_t classes = context.store.slab_stats().classes.size();
+    const std::int32_t largest =
+        classes == 0 ? std::int32_t{kLargestClassId} : static_cast<std::int32_t>(classes);
+    const auto valid = [largest](std::int32_t id) { return id >= 0 && id <= largest; };
     if (a.source == a.destination) {
       out.append(reply::kReassignSame);
     } else if (!valid(a.source) || !valid(a.destination)) {
@@ -169,21 +175,20 @@ void stats_cachedump(ServerContext& context, const protocol::Command& command, s
     out.append(reply::kIllegalSlabId);
     return;
   }
-  if (id == kItemClass) {
-    // memcached stops at 2 MB of reply.
-    constexpr std::size_t kMaxBytes = 2u << 20;
-    const std::size_t start = out.size();
-    std::uint32_t shown = 0;
-    context.store.scan_items("", [&](const engine::ItemView& item) {
-      char line[400];
-      const int n = std::snprintf(line, sizeof line, "ITEM %.*s [%zu b; %lld s]\r\n",
-                                  static_cast<int>(item.key.size()), item.key.data(),
-                                  item.value.size(), static_cast<long long>(item.exptime));
-      if (out.size() - start + static_cast<std::size_t>(n) + 5 > kMaxBytes) return false;
-      out.append(line, static_cast<std::size_t>(n));
-      return limit == 0 || ++shown < limit;
-    });
-  }
+  // memcached stops at 2 MB of reply.
+  constexpr std::size_t kMaxBytes = 2u << 20;
+  const std::size_t start = out.size();
+  std::uint32_t shown = 0;
+  context.store.scan_items("", [&](const engine::ItemView& item) {
+    if (item.size_class != id) return true;
+    char line[400];
+    const int n = std::snprintf(line, sizeof line, "ITEM %.*s [%zu b; %lld s]\r\n",
+                                static_cast<int>(item.key.size()), item.key.data(),
+                                item.value.size(), static_cast<long long>(item.exptime));
+    if (out.size() - start + static_cast<std::size_t>(n) + 5 > kMaxBytes) return false;
+    out.append(line, static_cast<std::size_t>(n));
+    return limit == 0 || ++shown < limit;
+  });
   out.append(reply::kEnd);
 }
 

@@ -13,10 +13,6 @@
 
 namespace pmcached::server {
 
-// Until the size-class work (issue 20 item 2) gives items memcached's slab classes, every item
-// is reported in class 1 (cachedump, metadump, watch's clsid), as `stats items` does.
-// TODO(size classes): take the class from the item's size.
-inline constexpr unsigned kItemClass = 1;
 // memcached's class ids are 1..63 (MAX_NUMBER_OF_SLAB_CLASSES - 1).
 inline constexpr unsigned kLargestClassId = 63;
 

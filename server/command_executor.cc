@@ -223,7 +223,7 @@ void CommandExecutor::store(const Command& command, protocol::ClassicReplies& re
   const engine::StoreMode mode = classic_mode(command.kind);
   if (command.too_large) {
     thread_stats_.add(thread_stats_.store_too_large, 1);
-    monitor_.stored(mode_word(mode), command.key, StoreStatus::kTooLarge, 0, 0);
+    monitor_.stored(mode_word(mode), command.key, StoreStatus::kTooLarge, 0, 0, 0);
     // memcached unlinks the old item of a refused set, so no client reads stale data.
     if (command.kind == CommandKind::kSet) {
       engine::DeleteRequest drop;
@@ -258,7 +258,8 @@ void CommandExecutor::note_stored(const engine::StoreRequest& request,
   const std::int64_t ttl = exptime == 0 ? 0 : exptime - context_.store.now();
   const std::size_t size =
       result.status == StoreStatus::kStored ? result.value_size : request.value.size();
-  monitor_.stored(mode_word(request.mode), request.key, result.status, ttl, size);
+  monitor_.stored(mode_word(request.mode), request.key, result.status, ttl, size,
+                  context_.store.class_id(request.key.size(), size, request.client_flags));
 }
 
 void CommandExecutor::arithmetic(const Command& command, protocol::ClassicReplies& replies) {
@@ -335,7 +336,7 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   const protocol::MetaFlags& flags = command.meta;
   if (command.too_large) {
     thread_stats_.add(thread_stats_.store_too_large, 1);
-    monitor_.stored(mode_word(meta_mode(flags.mode)), command.key, StoreStatus::kTooLarge, 0, 0);
+    monitor_.stored(mode_word(meta_mode(flags.mode)), command.key, StoreStatus::kTooLarge, 0, 0, 0);
     // memcached unlinks the old item of any ms it refuses, whatever the mode.
     engine::DeleteRequest drop;
     drop.key = command.key;
@@ -460,6 +461,7 @@ void CommandExecutor::meta_debug(const Command& command, ReplyWriter& writer) {
     meta.ttl = item.exptime == 0 ? -1 : now - item.exptime;
     meta.last_access_age = now - item.last_access;
     meta.hit_before = item.fetched;
+    meta.size_class = item.size_class;
     total_size = kItemOverhead + item.key.size() + item.value.size();
     binary_key = binary_key || item.binary_key;  // memcached echoes a binary key in base64
   });

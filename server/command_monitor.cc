@@ -25,7 +25,7 @@ void CommandMonitor::fetched(std::string_view key, const engine::ItemView* item,
   line_.assign("type=item_get key=");
   append_uri_encoded(line_, key);
   line_.append(item != nullptr ? " status=found clsid=" : " status=not_found clsid=");
-  line_.append(std::to_string(item != nullptr ? kItemClass : 0));
+  line_.append(std::to_string(item != nullptr ? item->size_class : 0));
   line_.append(" cfd=").append(std::to_string(client_fd_));
   line_.append(" size=").append(std::to_string(item != nullptr ? item->value.size() : 0));
   admin_.watchers.publish(protocol::kWatchFetchers, line_);
@@ -36,14 +36,15 @@ void CommandMonitor::store_requested(std::string_view key) {
 }
 
 void CommandMonitor::stored(std::string_view command, std::string_view key,
-                            engine::StoreStatus status, std::int64_t ttl, std::size_t size) {
+                            engine::StoreStatus status, std::int64_t ttl, std::size_t size,
+                            std::uint32_t size_class) {
   if (!admin_.watchers.wants(protocol::kWatchMutations)) return;
   line_.assign("type=item_store key=");
   append_uri_encoded(line_, key);
   line_.append(" status=").append(status_word(status));
   line_.append(" cmd=").append(command);
   line_.append(" ttl=").append(std::to_string(ttl > 0 ? ttl : 0));
-  line_.append(" clsid=").append(std::to_string(kItemClass));
+  line_.append(" clsid=").append(std::to_string(size_class));
   line_.append(" cfd=").append(std::to_string(client_fd_));
   line_.append(" size=").append(std::to_string(size));
   admin_.watchers.publish(protocol::kWatchMutations, line_);

@@ -31,9 +31,9 @@ class CommandMonitor {
   // A classic storage command named `key` (counted by `stats detail` even when refused).
   void store_requested(std::string_view key);
   // A storage command ended with `status`: `command` is memcached's cmd= word, `ttl` the new
-  // item's remaining seconds (0: none), `size` its value size.
+  // item's remaining seconds (0: none), `size` its value size, `size_class` its class (0: none).
   void stored(std::string_view command, std::string_view key, engine::StoreStatus status,
-              std::int64_t ttl, std::size_t size);
+              std::int64_t ttl, std::size_t size, std::uint32_t size_class);
   // A classic delete named `key`.
   void delete_requested(std::string_view key);
 

@@ -36,8 +36,9 @@ void LogWatchers::publish(std::uint16_t flag, std::string_view body) {
   timeval now{};
   gettimeofday(&now, nullptr);
   char head[64];
+  // memcached 1.6.18 prints the microseconds unpadded ("ts=%d.%d"): 0.040487 s shows as ".40487".
   const int n = std::snprintf(
-      head, sizeof head, "ts=%lld.%06ld gid=%llu ", static_cast<long long>(now.tv_sec),
+      head, sizeof head, "ts=%lld.%ld gid=%llu ", static_cast<long long>(now.tv_sec),
       static_cast<long>(now.tv_usec),
       static_cast<unsigned long long>(gid_.fetch_add(1, std::memory_order_relaxed) + 1));
   auto line = std::make_shared<std::string>(head, static_cast<std::size_t>(n));

@@ -85,7 +85,7 @@ void Store::Impl::answer_get(const GetRequest& request, ItemHeader* item, Stripe
   out.stale = stale;
   out.token_sent = token_sent;
 
-  if (visit) visit(view_of(*item));
+  if (visit) visit(view(*item));
   const std::uint8_t bits_before = item->bits;
   const std::int64_t access_before = item->last_access;
   if (out.won && request.mark_win) item->bits |= ItemHeader::kTokenSent;
@@ -304,5 +304,12 @@ std::int64_t Store::absolute_exptime(std::int64_t client_exptime) const noexcept
   return to_absolute_exptime(client_exptime, now());
 }
 std::int64_t Store::now() const noexcept { return impl_->clock.now(); }
+
+std::uint32_t Store::class_id(std::size_t key_size, std::size_t value_size,
+                              std::uint32_t client_flags) const noexcept {
+  if (impl_->records) return 1;
+  return static_cast<std::uint32_t>(
+      impl_->heap.size_class(memcached_item_size(key_size, value_size, client_flags)) + 1);
+}
 
 }  // namespace pmcached::engine

@@ -57,6 +57,8 @@ struct ItemView {
   bool stale = false;            // invalidated by meta delete/set with I
   bool win_token_sent = false;   // a client was already given the recache win (W)
   bool binary_key = false;       // stored by ms with b: echo the key in base64
+  std::uint32_t size_class = 1;  // memcached's class number (`stats items`); a paged engine,
+                                 // which has no classes, reports every item in class 1
 };
 
 using ItemVisitor = std::function<void(const ItemView&)>;
@@ -262,6 +264,10 @@ class Store {
   void reset_stats() noexcept;
 
   [[nodiscard]] StoreStats stats() const noexcept;
+  // memcached's class number of an item of these sizes (1 for a paged engine, which has no
+  // classes).
+  [[nodiscard]] std::uint32_t class_id(std::size_t key_size, std::size_t value_size,
+                                       std::uint32_t client_flags) const noexcept;
   // Per size class (a snapshot; walks the heap's pages under the allocator's lock).
   [[nodiscard]] SlabStats slab_stats() const;
   // The slab settings of the item heap in effect (a reopened pool's own); nullopt for a record

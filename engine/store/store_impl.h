@@ -105,6 +105,12 @@ struct Store::Impl {
     if (!records) class_counters.add(heap.size_class(class_size), c);
   }
   void count(ClassCounter c, const ItemHeader& item) noexcept { count(c, item.class_size()); }
+  // What a visitor sees of `item`, with its size class.
+  ItemView view(const ItemHeader& item) const noexcept {
+    ItemView v = view_of(item);
+    if (!records) v.size_class = static_cast<std::uint32_t>(heap.size_class(item.class_size()) + 1);
+    return v;
+  }
   // An eviction of `item` (its key's stripe held): evicted, evicted_nonzero, evicted_time,
   // evicted_unfetched.
   void count_eviction(const ItemHeader& item, std::int64_t now) noexcept;

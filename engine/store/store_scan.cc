@@ -31,7 +31,7 @@ void Store::scan_items(std::string_view from, const std::function<bool(const Ite
       std::lock_guard lock(stripe.mutex);
       const ItemHeader* item = impl_->lookup_record(key);
       if (item == nullptr || impl_->is_dead(*item, impl_->clock.now())) continue;
-      if (!visit(view_of(*item))) return;
+      if (!visit(impl_->view(*item))) return;
     }
     if (batch.size() < kScanBatch) return;
     cursor = batch.back();
