@@ -161,6 +161,7 @@ AfterCommand CommandExecutor::execute_classic(const Command& command,
       engine::DeleteRequest request;
       request.key = command.key;
       request.compare_cas = command.cas_unique;  // binary DELETE's cas; 0 for text
+      request.count_cas_mismatch = false;
       monitor_.delete_requested(command.key);
       replies.outcome(to_outcome(store.remove(request)), 0);
       break;
@@ -289,6 +290,8 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
   engine::GetRequest request;
   request.key = command.key;
   request.touch_exptime = plan.touch;
+  request.count_get = !plan.touch.has_value();
+  request.touch_miss_is_get_miss = true;
   // memcached bumps a locked item (h l T N R) only after a successful reply.
   const bool locked = flags.return_hit || flags.return_last_access || flags.has_ttl ||
                       flags.has_vivify || flags.has_recache;

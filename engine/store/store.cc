@@ -59,6 +59,11 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
 void Store::Impl::answer_get(const GetRequest& request, ItemHeader* item, Stripe& stripe,
                              std::int64_t now, const ItemVisitor& visit, GetOutcome& out) noexcept {
   const bool touching = request.touch_exptime.has_value();
+  if (item == nullptr && touching && request.touch_miss_is_get_miss) {
+    stripe.add(Counter::kCmdGet);
+    stripe.add(Counter::kGetMisses);
+    return;
+  }
   if (request.count_get) stripe.add(Counter::kCmdGet);
   if (touching) stripe.add(Counter::kCmdTouch);
   if (item == nullptr) {

@@ -100,6 +100,8 @@ struct GetRequest {
   std::optional<std::uint64_t> new_cas;       // meta E(token): cas for a vivified item
   bool count_get = true;                      // count in cmd_get: memcached's gat (text and
                                               // binary) and binary touch count a touch only
+  bool touch_miss_is_get_miss = false;        // memcached's mg with T: a hit counts as a touch,
+                                              // a miss as a get (cmd_get, get_misses)
 };
 
 struct GetOutcome {
@@ -119,6 +121,8 @@ struct DeleteRequest {
   bool invalidate = false;               // meta I: mark stale instead of removing
   std::optional<std::int64_t> exptime;   // meta T(token), only with invalidate
   bool drop_value = false;               // meta x: empty the value, keep the item
+  bool count_cas_mismatch = true;        // a cas mismatch counts in delete_misses (md does in
+                                         // memcached; a binary DELETE counts nothing)
 };
 
 enum class ArithmeticMode : std::uint8_t { kIncr, kDecr };

@@ -61,7 +61,7 @@ StoreStatus Store::Impl::remove(const DeleteRequest& request) noexcept {
     return StoreStatus::kNotFound;
   }
   if ((request.has_compare_cas || request.compare_cas != 0) && request.compare_cas != item->cas) {
-    stripe.add(Counter::kDeleteMisses);
+    if (request.count_cas_mismatch) stripe.add(Counter::kDeleteMisses);
     return StoreStatus::kExists;
   }
   Room room(*this);
@@ -192,6 +192,8 @@ std::size_t Store::Impl::update_counter(const ArithmeticRequest& request, ItemHe
     out.status = StoreStatus::kOutOfMemory;
     return 0;
   }
+  // memcached rewrites a number that got no longer in place: no new item for total_items.
+  if (same_length) stripe.sub(Counter::kTotalItems);
   stripe.add(incr ? Counter::kIncrHits : Counter::kDecrHits);
   count(incr ? ClassCounter::kIncrHits : ClassCounter::kDecrHits, old_class_size);
   out = {StoreStatus::kStored, value, put.record->cas, put.record->exptime, exptime_before, false};

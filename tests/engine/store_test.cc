@@ -214,6 +214,49 @@ TEST_F(StoreTest, GetAndTouchWithoutCountGetCountsOnlyTheTouch) {
   EXPECT_EQ(s.cmd_get, 0u);
 }
 
+TEST_F(StoreTest, MetaGetWithTouchCountsAHitAsATouchAndAMissAsAGetMiss) {
+  ASSERT_EQ(set("k", "v"), StoreStatus::kStored);
+  GetRequest r;
+  r.touch_exptime = 500;
+  r.count_get = false;
+  r.touch_miss_is_get_miss = true;  // memcached's mg with T
+  r.key = "k";
+  EXPECT_EQ(fetch(r).first.status, StoreStatus::kHit);
+  r.key = "missing";
+  EXPECT_EQ(fetch(r).first.status, StoreStatus::kNotFound);
+  const StoreStats s = store_->stats();
+  EXPECT_EQ(s.cmd_touch, 1u);
+  EXPECT_EQ(s.touch_hits, 1u);
+  EXPECT_EQ(s.touch_misses, 0u);
+  EXPECT_EQ(s.cmd_get, 1u);
+  EXPECT_EQ(s.get_misses, 1u);
+}
+
+TEST_F(StoreTest, AnIncrThatDoesNotLengthenTheNumberIsNoNewItem) {
+  ASSERT_EQ(set("n", "15"), StoreStatus::kStored);
+  ArithmeticRequest r;
+  r.key = "n";
+  r.delta = 1;
+  EXPECT_EQ(store_->arithmetic(r).value, 16u);  // rewritten in place by memcached
+  EXPECT_EQ(store_->stats().total_items, 1u);
+  r.delta = 100;
+  EXPECT_EQ(store_->arithmetic(r).value, 116u);  // longer: a new item
+  EXPECT_EQ(store_->stats().total_items, 2u);
+}
+
+TEST_F(StoreTest, ADeleteCasMismatchCountsAMissOnlyWhenAsked) {
+  ASSERT_EQ(set("d", "x"), StoreStatus::kStored);
+  DeleteRequest r;
+  r.key = "d";
+  r.compare_cas = 999999;
+  r.count_cas_mismatch = false;  // a binary DELETE
+  EXPECT_EQ(store_->remove(r), StoreStatus::kExists);
+  EXPECT_EQ(store_->stats().delete_misses, 0u);
+  r.count_cas_mismatch = true;  // md
+  EXPECT_EQ(store_->remove(r), StoreStatus::kExists);
+  EXPECT_EQ(store_->stats().delete_misses, 1u);
+}
+
 TEST_F(StoreTest, StatsCountItemsBytesAndCommands) {
   ASSERT_EQ(set("a", "12345"), StoreStatus::kStored);
   ASSERT_EQ(set("bb", "1"), StoreStatus::kStored);
