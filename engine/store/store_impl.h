@@ -340,6 +340,8 @@ struct Store::Impl {
   // Attempts of make_block() that evict from the class before it evacuates chunks. Several,
   // because a concurrent store of the same class may take the block freed for this one.
   static constexpr int kClassEvictions = 8;
+  // make_room(): evictions whose room other writers took, per visit it may make.
+  static constexpr std::size_t kLostRoomFactor = 8;
 
   std::unique_ptr<ItemHeap> owned_heap;  // the DRAM heap of a store made without one
   ItemHeap& heap;

@@ -281,11 +281,21 @@ bool Store::Impl::make_room(std::size_t n, Room& room) noexcept {
   if (options.evict_when_full) {
     // Least recently used first, over all classes: the class whose tail is oldest gives.
     // Two passes suffice: the first clears every referenced bit, the second evicts.
+    // An eviction whose room a concurrent writer took first is not a wasted visit: that writer
+    // stored, so the cache made progress; it gets its own, larger bound so that writers that all
+    // evict do not refuse one another (kLostRoomFactor).
     const std::size_t max_visits = 2 * key_count() + kClockBatch;
-    for (std::size_t visits = 0; visits < max_visits; ++visits) {
+    const std::size_t max_lost = kLostRoomFactor * max_visits;
+    for (std::size_t visits = 0, lost = 0; visits < max_visits && lost < max_lost;) {
       const std::size_t oldest = recency.oldest_class();
       if (oldest == RecencyLists::kNoClass) break;
-      if (evict_oldest(oldest) && reserved()) return true;
+      if (!evict_oldest(oldest)) {
+        ++visits;
+      } else if (reserved()) {
+        return true;
+      } else {
+        ++lost;
+      }
     }
     return reserved();
   }
