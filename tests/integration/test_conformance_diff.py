@@ -8,7 +8,9 @@ compared exactly: both count from 1.
 Normalised, because they legitimately differ: the VERSION text (no case uses `version` anyway)
 and, in `me` (meta debug) replies, the la/cls/size fields (seconds since access and memcached's
 internal slab class and item size). `stats` is not compared at all. Cases avoid reply fields that
-depend on the one-second clock ticking between two commands (finite TTLs read back, `l`).
+depend on the one-second clock ticking between two commands (finite TTLs read back, `l`), except
+a few that read a TTL back in the step that set it: when the replies differ only there, by one
+second, the case runs once more on fresh servers.
 """
 
 import re
@@ -337,14 +339,40 @@ def test_corpus_is_large_enough():
     assert sum(len(steps) for steps in CASES.values()) >= 300
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_same_replies_as_memcached(name, server_factory, reference_command, connect):
-    steps = CASES[name]
+def run_on_both(steps, server_factory, reference_command, connect):
     reference = server_factory(command=reference_command)
     under_test = server_factory()
     want = run_script(reference.address, steps, connect)
     got = run_script(under_test.address, steps, connect)
     assert not any(r.endswith(b"<TIMEOUT>") for r in want), f"reference timed out: {want}"
+    return want, got
+
+
+TTL_FLAG = re.compile(rb"(?<= t)\d+")
+
+
+def only_ttls_one_apart(want, got):
+    """True if the replies differ only in `t<seconds>` return flags, each by one second."""
+    if len(want) != len(got):
+        return False
+    for w, g in zip(want, got):
+        if TTL_FLAG.sub(b"#", w) != TTL_FLAG.sub(b"#", g):
+            return False
+        wt = [int(x) for x in TTL_FLAG.findall(w)]
+        gt = [int(x) for x in TTL_FLAG.findall(g)]
+        if len(wt) != len(gt) or any(abs(a - b) > 1 for a, b in zip(wt, gt)):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_same_replies_as_memcached(name, server_factory, reference_command, connect):
+    steps = CASES[name]
+    want, got = run_on_both(steps, server_factory, reference_command, connect)
+    if got != want and only_ttls_one_apart(want, got):
+        # A TTL read back in the same step as it was set can see the one-second clock tick on one
+        # server and not the other: run the case once more on fresh servers.
+        want, got = run_on_both(steps, server_factory, reference_command, connect)
     mismatches = [(i, steps[i][:120], w, g) for i, (w, g) in enumerate(zip(want, got)) if w != g]
     detail = "\n".join(f"step {i}: {s!r}\n  memcached: {w!r}\n  server:    {g!r}"
                        for i, s, w, g in mismatches)
