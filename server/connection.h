@@ -56,6 +56,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void read_more();
+  void start_read();
   void on_read(const boost::system::error_code& error, std::size_t bytes);
   void process_input();
   void write_pending();
