@@ -52,6 +52,7 @@ Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
       measure_latency_(measure_latency) {
   boost::system::error_code error;
   fd_ = static_cast<int>(socket_.native_handle());
+  socket_.non_blocking(true, error);  // write_pending() sends without blocking
   if (const auto remote = socket_.remote_endpoint(error); !error) addr_ = describe_endpoint(remote);
   if (const auto local = socket_.local_endpoint(error); !error)
     listen_addr_ = describe_endpoint(local);
@@ -173,6 +174,23 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
 void Connection::process_input() {
   if (watching_) input_begin_ = input_end_;  // a watcher's input is not commands
   executor_.set_client_fd(fd_);
+  for (;;) {
+    execute_commands();
+    const bool held_back = pending_.size() >= kOutputHighWater && !watching_;
+    if (held_back) thread_stats_.add(thread_stats_.conn_yields, 1);
+    if (!watching_) state_.store("conn_waiting", std::memory_order_relaxed);
+    write_pending();
+    // Replies that went out at once make room for the commands back-pressure held back.
+    if (!held_back || writing_ || closed_) break;
+  }
+  if (input_closed_ && !writing_ && pending_.empty()) {
+    close();
+    return;
+  }
+  read_more();
+}
+
+void Connection::execute_commands() {
   if (!watching_) state_.store("conn_parse_cmd", std::memory_order_relaxed);
   while (!watching_ && !close_after_write_ && pending_.size() < kOutputHighWater) {
     const Clock::time_point parse_start = measure_latency_ ? Clock::now() : Clock::time_point{};
@@ -217,16 +235,6 @@ void Connection::process_input() {
       case protocol::ParseStatus::kNeedMore: break;
     }
   }
-  if (pending_.size() >= kOutputHighWater && !watching_) {
-    thread_stats_.add(thread_stats_.conn_yields, 1);
-  }
-  if (!watching_) state_.store("conn_waiting", std::memory_order_relaxed);
-  write_pending();
-  if (input_closed_ && !writing_ && pending_.empty()) {
-    close();
-    return;
-  }
-  read_more();
 }
 
 void Connection::write_pending() {
@@ -235,22 +243,36 @@ void Connection::write_pending() {
     if (close_after_write_) close();
     return;
   }
-  writing_ = true;
   const Clock::time_point write_start = measure_latency_ ? Clock::now() : Clock::time_point{};
-  sending_.swap(pending_);
-  pending_.clear();
-  // Asio sends at once when the socket can take the bytes (a speculative write), so when this
-  // returns the reply is usually with the kernel; the completion handler runs later.
-  asio::async_write(
-      socket_, asio::buffer(sending_),
-      [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
-        self->on_write(error, bytes);
-      });
+  // Replies go to the socket at once (it is non-blocking); only what it cannot take now, a large
+  // reply or one to a client that does not read, waits for Asio. Sent here, a reply costs no
+  // completion handler.
+  boost::system::error_code send_error;
+  const std::size_t sent = socket_.write_some(asio::buffer(pending_), send_error);
+  if (send_error && send_error != asio::error::would_block &&
+      send_error != asio::error::try_again) {
+    close();
+    return;
+  }
+  thread_stats_.add(thread_stats_.bytes_written, sent);
+  if (sent == pending_.size()) {
+    pending_.clear();
+  } else {
+    writing_ = true;
+    sending_.swap(pending_);
+    pending_.clear();
+    asio::async_write(
+        socket_, asio::buffer(sending_.data() + sent, sending_.size() - sent),
+        [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
+          self->on_write(error, bytes);
+        });
+  }
   if (measure_latency_) {
     const Clock::time_point now = Clock::now();
     thread_stats_.latency.write.record(nanoseconds(now - write_start));
     thread_stats_.latency.request.record(nanoseconds(now - read_at_));
   }
+  if (!writing_ && close_after_write_) close();
 }
 
 void Connection::on_write(const boost::system::error_code& error, std::size_t bytes) {

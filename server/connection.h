@@ -59,6 +59,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start_read();
   void on_read(const boost::system::error_code& error, std::size_t bytes);
   void process_input();
+  void execute_commands();
   void write_pending();
   void on_write(const boost::system::error_code& error, std::size_t bytes);
   void make_room_for_input();
