@@ -2,9 +2,11 @@
 //
 // The connection reads into a contiguous buffer, parses and executes every complete command
 // in it (memcached clients pipeline), and batches the replies of one read into a single
-// write. While a write is in flight, new replies collect in a second buffer; once that
-// buffer passes kOutputHighWater the connection stops parsing and reading until the write
-// completes, so a client that never reads cannot make the server buffer without bound.
+// write: a direct non-blocking send, with only what the socket cannot take left to an
+// asynchronous write. While that write is in flight, new replies collect in a second buffer;
+// once that buffer passes kOutputHighWater the connection stops parsing and reading until the
+// write completes, so a client that never reads cannot make the server buffer without bound.
+// The next read starts one scheduler round after the replies went out (read_more says why).
 // The first byte a client sends picks the wire format for the connection's life, as in
 // memcached: 0x80 (the binary request magic) the binary protocol, anything else text.
 // With `measure_latency` it records the time of each phase of a request in its worker's
