@@ -5,12 +5,16 @@
 // index's and the ratio is the one the paper reports. A measuring program, not a test.
 //
 //   tree_bench --key-file FILE [--n N] [--page-size B] [--thresholds 0,8,16,32,64,128]
-//              [--lookups L] [--repetitions R] [--dir DIR] [--csv FILE]
+//              [--lookups L] [--repetitions R] [--page-table hash|swizzle] [--stream-keys]
+//              [--dir DIR] [--csv FILE]
 //
 // Threshold 0 is bptree; every other value a b2tree with that many slots per range. Each
 // repetition builds every tree anew from the keys in one shuffled order (the same for all), then
 // looks up L keys drawn at random (the same sequence for all), the trees in a rotated order.
 // Times are the thread's CPU time per operation; the ratio to bptree is taken per repetition.
+// The looked-up keys are read from the key set's strings, scattered over the heap (a cache miss
+// or two per lookup, the same for every tree); --stream-keys copies them, in lookup order, into
+// one buffer read front to back, as a server reads keys from its connections' buffers.
 // Prints the embedded trees' size per page (mean and max, of the page size) from a walk.
 #include <time.h>
 #include <unistd.h>
@@ -45,8 +49,10 @@ using engine::bptree::BTree;
 
 struct Options {
   std::string key_file, dir = "/dev/shm", csv;
+  buffer::PageTableKind page_table = buffer::PageTableKind::kHash;
   std::size_t n = 0, page_size = 65536, lookups = 2'000'000;
   unsigned repetitions = 3;
+  bool stream_keys = false;
   std::vector<unsigned> thresholds = {0, 32};
 };
 
@@ -74,6 +80,7 @@ class Subject {
     buffer::BufferOptions b;
     b.frames = pages_needed + 64;
     b.child_slots = engine::bptree::for_each_child_slot;
+    b.page_table = o.page_table;
     buffers_ = std::make_unique<buffer::BufferManager>(*file_, b);
     tree_ = std::make_unique<BTree>(*buffers_, threshold);
     buffer::MiniTransaction txn(*buffers_, nullptr);
@@ -125,11 +132,26 @@ Run measure(const Options& o, unsigned threshold, const std::vector<std::string>
   run.insert_ns = (thread_cpu_ns() - t0) / static_cast<double>(load_order.size());
   if (s.buffers().stats().misses > s.buffers().stats().fixes) std::exit(1);
 
+  // --stream-keys: the probes' keys back to back, each with its length before it.
+  std::string stream;
+  if (o.stream_keys) {
+    for (const std::uint32_t i : probes) {
+      stream += static_cast<char>(keys[i].size());
+      stream += keys[i];
+    }
+  }
   RecordBuffer out;
   std::uint64_t check = 0;
+  std::size_t at = 0;
   const double t1 = thread_cpu_ns();
   for (const std::uint32_t i : probes) {
-    if (!s.tree().read(keys[i], out)) {
+    std::string_view key = keys[i];
+    if (o.stream_keys) {
+      const std::size_t n = static_cast<unsigned char>(stream[at]);
+      key = std::string_view(stream).substr(at + 1, n);
+      at += 1 + n;
+    }
+    if (!s.tree().read(key, out)) {
       std::fprintf(stderr, "tree_bench: key %u not found\n", i);
       std::exit(1);
     }
@@ -160,8 +182,12 @@ int bench(const Options& o) {
   std::uniform_int_distribution<std::uint32_t> pick(0, static_cast<std::uint32_t>(keys.size() - 1));
   for (std::uint32_t& p : probes) p = pick(rng);
 
-  std::printf("# tree_bench: %zu keys from %s, %zu B pages, %zu lookups, %u repetitions\n",
-              keys.size(), o.key_file.c_str(), o.page_size, o.lookups, o.repetitions);
+  std::printf(
+      "# tree_bench: %zu keys from %s, %zu B pages, %s page table, %zu lookups%s, %u "
+      "repetitions\n",
+      keys.size(), o.key_file.c_str(), o.page_size,
+      std::string(buffer::page_table_name(o.page_table)).c_str(), o.lookups,
+      o.stream_keys ? " (keys streamed)" : "", o.repetitions);
   std::printf("# machine: %u x %s, build %s; load average at start: %s\n", cpu_count(),
               cpu_model().c_str(), build_type().c_str(), load_average().c_str());
   std::vector<std::vector<Run>> runs(o.thresholds.size());
@@ -237,9 +263,15 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--repetitions", o.repetitions, "fresh trees per repetition")
       ->check(CLI::PositiveNumber);
+  std::string page_table = "hash";
+  app.add_option("--page-table", page_table, "hash or swizzle (both trees)")
+      ->check(CLI::IsMember({"hash", "swizzle"}));
+  app.add_flag("--stream-keys", o.stream_keys,
+               "read the looked-up keys from one buffer in lookup order, not the scattered set");
   app.add_option("--dir", o.dir, "where the page files go (default /dev/shm)");
   app.add_option("--csv", o.csv, "one row per tree and repetition");
   CLI11_PARSE(app, argc, argv);
+  o.page_table = pmcached::buffer::parse_page_table(page_table).value();
   o.thresholds.clear();
   for (const std::string& t : pmcached::bench::split_list(thresholds)) {
     o.thresholds.push_back(static_cast<unsigned>(std::stoul(t)));

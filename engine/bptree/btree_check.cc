@@ -102,7 +102,7 @@ std::string BTree::check_node(CheckState& state, PageId id, unsigned level, cons
     record_bytes += size;
     const std::string_view key = node.key(i);
     if (key.empty() || key.size() > kMaxKeySize) return slot + "key size";
-    if (s.head != key_head(key, node.slot_skip(i))) return slot + "head differs from the key";
+    if (s.head != node.head_of(key, node.slot_skip(i))) return slot + "head differs from the key";
     if (const SearchResult r = node.search(key); !r.found || r.index != i) {
       return slot + "a search for its key does not find it";
     }

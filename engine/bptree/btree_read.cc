@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "engine/bptree/btree.h"
 #include "engine/bptree/btree_internal.h"
@@ -24,7 +25,8 @@ void BTree::format(MiniTransaction& txn) {
   PageChanges& root = txn.track_new(buffers_.fix_new(kFirstRoot));
   PageChanges& meta = txn.track_new(buffers_.fix_new(kMetaPage));
   NodeWriter(root).init(NodeKind::kLeaf, 0, b2_threshold_);
-  MetaPage::format(meta, MetaFields{kFirstRoot, 0, kFirstRoot + 1, buffer::kNoPage, 0, 0});
+  MetaPage::format(meta, MetaFields{kFirstRoot, 0, kFirstRoot + 1, buffer::kNoPage, 0, 0},
+                   b2_threshold_ > 0 ? kB2MetaVersion : kMetaVersion);
   set_root(kFirstRoot, 0);
   items_.store(0, std::memory_order_relaxed);
 }
@@ -34,6 +36,14 @@ void BTree::load() {
   if (!MetaPage::valid(meta.data())) {
     throw std::runtime_error("bptree: page 1 of " + buffers_.file().path() +
                              " is not a bptree meta page");
+  }
+  // A file of the other engine's pages, or of an older page layout, is refused, not misread.
+  const std::uint16_t expected = b2_threshold_ > 0 ? kB2MetaVersion : kMetaVersion;
+  if (MetaPage::version(meta.data()) != expected) {
+    throw std::runtime_error(
+        "bptree: " + buffers_.file().path() + " holds pages of layout version " +
+        std::to_string(MetaPage::version(meta.data())) + ", this " +
+        (b2_threshold_ > 0 ? "b2tree" : "bptree") + " reads version " + std::to_string(expected));
   }
   const MetaFields fields = MetaPage::read(meta.data());
   items_.store(fields.items, std::memory_order_relaxed);

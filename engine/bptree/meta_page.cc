@@ -5,7 +5,6 @@ namespace pmcached::engine::bptree {
 bool MetaPage::valid(const std::byte* page) noexcept {
   return load_value<std::uint16_t>(page + kKindOffset) ==
              static_cast<std::uint16_t>(NodeKind::kMeta) &&
-         load_value<std::uint16_t>(page + kKindOffset + 2) == kMetaVersion &&
          load_value<std::uint64_t>(page + 24) == kMetaMagic;
 }
 
@@ -17,11 +16,11 @@ MetaFields MetaPage::read(const std::byte* page) noexcept {
       load_value<std::uint64_t>(page + kStackSize)};
 }
 
-void MetaPage::format(PageChanges& page, const MetaFields& fields) noexcept {
+void MetaPage::format(PageChanges& page, const MetaFields& fields, std::uint16_t version) noexcept {
   const auto kind = static_cast<std::uint16_t>(NodeKind::kMeta);
   page.fill(kKindOffset, std::byte{0}, page.page_size() - kKindOffset);
   page.store(kKindOffset, kind);
-  page.store(kKindOffset + 2, kMetaVersion);
+  page.store(kKindOffset + 2, version);
   page.store(24, kMetaMagic);
   page.store(kRoot, fields.root);
   page.store(kRootLevel, fields.root_level);

@@ -1,7 +1,9 @@
 // MetaPage: page 1 of a bptree page file: the roots, the page allocator's state, the item count.
 //
 // Layout version 1 (after the 16-byte buffer::PageHeader):
-//   16 u16 kind (NodeKind::kMeta)   18 u16 layout version (1)   20 u32 reserved
+//   16 u16 kind (NodeKind::kMeta)   18 u16 layout version of the file's pages: 1 bptree
+//                                   pages, 2 b2tree pages (wide slots, engine/bptree/node.h)
+//   20 u32 reserved
 //   24 u64 magic "PMCBTREE"
 //   32 u64 root page                40 u64 root level (0: the root is a leaf)
 //   48 u64 high-water mark: the first page id never allocated
@@ -29,7 +31,8 @@ namespace pmcached::engine::bptree {
 
 inline constexpr PageId kMetaPage = 1;
 inline constexpr std::uint64_t kMetaMagic = 0x4545525442434d50ull;  // "PMCBTREE" little-endian
-inline constexpr std::uint16_t kMetaVersion = 1;
+inline constexpr std::uint16_t kMetaVersion = 1;                    // a bptree page file
+inline constexpr std::uint16_t kB2MetaVersion = 2;  // a b2tree page file (v1 had narrow heads)
 inline constexpr std::size_t kMetaEngineArea = 128;
 inline constexpr std::size_t kFreeStack = 256;
 
@@ -59,14 +62,18 @@ class MetaPage {
   [[nodiscard]] static constexpr std::size_t stack_capacity(std::size_t page_size) noexcept {
     return (page_size - kFreeStack) / 8;
   }
-  // True if the page carries the meta page's kind, magic and version.
+  // True if the page carries the meta page's kind and magic (of any layout version).
   [[nodiscard]] static bool valid(const std::byte* page) noexcept;
+  [[nodiscard]] static std::uint16_t version(const std::byte* page) noexcept {
+    return load_value<std::uint16_t>(page + kKindOffset + 2);
+  }
   [[nodiscard]] static MetaFields read(const std::byte* page) noexcept;
   [[nodiscard]] static PageId stack_entry(const std::byte* page, std::size_t i) noexcept {
     return load_value<std::uint64_t>(page + kFreeStack + 8 * i);
   }
   // Formats an empty meta page with these fields (and an empty stack).
-  static void format(PageChanges& page, const MetaFields& fields) noexcept;
+  static void format(PageChanges& page, const MetaFields& fields,
+                     std::uint16_t version = kMetaVersion) noexcept;
   static void set(PageChanges& page, std::size_t field, std::uint64_t value) noexcept {
     page.store(field, value);
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/b2tree/embedded_tree.h"
+#include "engine/bptree/overflow.h"
 
 namespace pmcached::engine::bptree {
 namespace {
@@ -29,6 +30,65 @@ TreeRebuilds tree_rebuilds() noexcept {
           built_ranges.load(std::memory_order_relaxed)};
 }
 
+// A wide slot keeps the payload length in 15 bits and the only flag in the 16th, the key length
+// in a byte.
+static_assert(kOverflowRecord == 1);
+static_assert(max_inline_payload(65536) < 0x8000 && kMaxKeySize < 0x100);
+
+void encode_slot(const Slot& slot, bool wide, std::byte* out) noexcept {
+  std::memcpy(out, &slot.offset, 2);
+  if (!wide) {
+    std::memcpy(out + 2, &slot.key_size, 2);
+    std::memcpy(out + 4, &slot.payload_size, 2);
+    std::memcpy(out + 6, &slot.flags, 2);
+    const auto head = static_cast<std::uint32_t>(slot.head);
+    std::memcpy(out + 8, &head, 4);
+    return;
+  }
+  const auto payload = static_cast<std::uint16_t>(slot.payload_size | (slot.flags << 15));
+  const std::uint64_t word = slot.head << 8 | slot.key_size;
+  std::memcpy(out + 2, &payload, 2);
+  std::memcpy(out + 4, &word, 8);
+}
+
+namespace {
+
+// <0, 0, >0 as `key` sorts before, equal to or after the key of the narrow slot at `at`, where
+// `head` is key_head(key) (bptree pages: heads from the key's start).
+int compare_narrow(const std::byte* page, std::string_view key, std::uint32_t head,
+                   const std::byte* at) noexcept {
+  const std::uint32_t other_head = load_value<std::uint32_t>(at + 8);
+  if (head != other_head) return head < other_head ? -1 : 1;
+  const std::string_view other(reinterpret_cast<const char*>(page + load_value<std::uint16_t>(at) +
+                                                             load_value<std::uint16_t>(at + 4)),
+                               load_value<std::uint16_t>(at + 2));
+  // Equal heads: both keys share four bytes unless a key ends before.
+  if (key.size() >= kNarrowHeadBytes && other.size() >= kNarrowHeadBytes) {
+    return key.substr(kNarrowHeadBytes).compare(other.substr(kNarrowHeadBytes));
+  }
+  return key.compare(other);
+}
+
+// The same for the wide slot at `at`: `head` is key_head_wide(key, skip), and the slot's head
+// was taken after the same `skip` bytes, which both keys share.
+int compare_wide(const std::byte* page, std::string_view key, std::uint64_t head,
+                 const std::byte* at, std::size_t skip) noexcept {
+  const auto word = load_value<std::uint64_t>(at + 4);
+  const std::uint64_t other_head = word >> 8;
+  if (head != other_head) return head < other_head ? -1 : 1;
+  const std::string_view other(
+      reinterpret_cast<const char*>(page + load_value<std::uint16_t>(at) +
+                                    (load_value<std::uint16_t>(at + 2) & 0x7FFF)),
+      word & 0xFF);
+  const std::size_t known = skip + kWideHeadBytes;
+  if (key.size() >= known && other.size() >= known) {
+    return key.substr(known).compare(other.substr(known));
+  }
+  return key.substr(skip).compare(other.substr(skip));
+}
+
+}  // namespace
+
 std::size_t Node::slot_skip(std::size_t i) const noexcept {
   const std::span<const std::byte> t = tree();
   if (t.empty()) return 0;
@@ -36,23 +96,24 @@ std::size_t Node::slot_skip(std::size_t i) const noexcept {
   return hit.skip == b2tree::kNoSkip ? 0 : hit.skip;
 }
 
-int Node::compare(std::string_view key, std::uint32_t head, std::size_t i,
-                  std::size_t skip) const noexcept {
-  const Slot s = slot(i);
-  if (head != s.head) return head < s.head ? -1 : 1;
-  const std::string_view other(reinterpret_cast<const char*>(page_ + s.offset + s.payload_size),
-                               s.key_size);
-  // Equal heads: both keys share `skip` bytes and then four more unless a key ends before.
-  const std::size_t known = skip + 4;
-  if (key.size() >= known && other.size() >= known) {
-    return key.substr(known).compare(other.substr(known));
-  }
-  return key.substr(skip).compare(other.substr(skip));
-}
-
 SearchResult Node::search(std::string_view key) const noexcept {
   std::size_t lo = 0;
   std::size_t hi = count();
+  const std::byte* slots = page_ + slots_offset();
+  if (tree_bytes() == 0) {  // a bptree page: narrow slots, heads from the key's start
+    const std::uint32_t head = key_head(key);
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const int c = compare_narrow(page_, key, head, slots + kSlotSize * mid);
+      if (c == 0) return {mid, true};
+      if (c < 0) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return {lo, false};
+  }
   std::size_t skip = 0;
   bool whole_keys = false;  // the key left the embedded tree by a virtual edge
   if (const std::span<const std::byte> t = tree(); !t.empty()) {
@@ -61,17 +122,17 @@ SearchResult Node::search(std::string_view key) const noexcept {
     hi = hit.end;
     // Seed 004 §3.5: the range's slots are a few cache lines; fetch them all at once rather than
     // one miss per step of the binary search.
-    const std::byte* slots = page_ + slots_offset();
     for (std::size_t at = kSlotSize * lo; at < kSlotSize * hi; at += 64) {
       __builtin_prefetch(slots + at);
     }
     whole_keys = hit.skip == b2tree::kNoSkip;
     skip = whole_keys ? 0 : hit.skip;
   }
-  const std::uint32_t head = key_head(key, skip);
+  const std::uint64_t head = key_head_wide(key, skip);
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
-    const int c = whole_keys ? key.compare(this->key(mid)) : compare(key, head, mid, skip);
+    const int c = whole_keys ? key.compare(this->key(mid))
+                             : compare_wide(page_, key, head, slots + kSlotSize * mid, skip);
     if (c == 0) return {mid, true};
     if (c < 0) {
       hi = mid;
@@ -123,9 +184,10 @@ void NodeWriter::rebuild_tree() noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     while (range < built.range_end.size() && built.range_end[range] <= i) ++range;
     const std::size_t skip = range < built.range_skip.size() ? built.range_skip[range] : 0;
-    const std::uint32_t head = key_head(key(i), skip);
-    if (head != slot(i).head) {
-      changes_.store(slots_offset() + kSlotSize * i + offsetof(Slot, head), head);
+    const Slot s = slot(i);
+    const std::uint64_t head = key_head_wide(key(i), skip);
+    if (head != s.head) {
+      changes_.store(slots_offset() + kSlotSize * i + 4, head << 8 | s.key_size);
     }
   }
   rebuild_count.fetch_add(1, std::memory_order_relaxed);
@@ -145,11 +207,18 @@ void NodeWriter::rebuild_tree() noexcept {
 void NodeWriter::enable_tree(unsigned b2_threshold) noexcept {
   if (tree_bytes() != 0 || b2_threshold == 0) return;
   if (free_contiguous() < kTreeHeaderSize) return;
+  // The slots move after the area's header and become wide (heads from 0 until the rebuild).
   const std::size_t n = count();
-  if (n > 0) changes_.move(kSlotsOffset + kTreeHeaderSize, kSlotsOffset, kSlotSize * n);
+  std::vector<std::byte> slots(kSlotSize * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Slot s = slot(i);
+    s.head = key_head_wide(key(i), 0);
+    encode_slot(s, /*wide=*/true, slots.data() + kSlotSize * i);
+  }
   const std::uint16_t area_header[2] = {0, static_cast<std::uint16_t>(b2_threshold)};
   changes_.store(kTreeBytesOffset, static_cast<std::uint16_t>(kTreeHeaderSize));
   changes_.write(kSlotsOffset, area_header, sizeof area_header);
+  if (n > 0) changes_.write(kSlotsOffset + kTreeHeaderSize, slots.data(), slots.size());
   rebuild_tree();
 }
 
@@ -202,8 +271,11 @@ bool NodeWriter::insert(std::size_t index, std::string_view key, std::span<const
   const std::size_t at = slots_offset() + kSlotSize * index;
   if (index < n) changes_.move(at + kSlotSize, at, kSlotSize * (n - index));
   const Slot s{static_cast<std::uint16_t>(offset), static_cast<std::uint16_t>(key.size()),
-               static_cast<std::uint16_t>(payload.size()), flags, key_head(key, skip)};
-  changes_.store(at, s);
+               static_cast<std::uint16_t>(payload.size()), flags,
+               b2 ? key_head_wide(key, skip) : key_head(key)};
+  std::byte encoded[kSlotSize];
+  encode_slot(s, b2, encoded);
+  changes_.write(at, encoded, kSlotSize);
   set_count(n + 1);
   if (!b2) return true;
   if (tree().empty()) {
@@ -244,7 +316,13 @@ bool NodeWriter::replace_payload(std::size_t index, std::span<const std::byte> p
   if (payload.size() == s.payload_size) {
     if (!payload.empty()) changes_.write(s.offset, payload.data(), payload.size());
     if (flags != s.flags) {
-      changes_.store(slots_offset() + kSlotSize * index + offsetof(Slot, flags), flags);
+      Slot changed = s;
+      changed.flags = flags;
+      std::byte encoded[kSlotSize];
+      encode_slot(changed, wide_slots(), encoded);
+      // Narrow slots keep the flags at 6, wide ones with the payload length at 2.
+      const std::size_t field = wide_slots() ? 2 : 6;
+      changes_.write(slots_offset() + kSlotSize * index + field, encoded + field, 2);
     }
     return true;
   }
@@ -271,14 +349,15 @@ void NodeWriter::compact() noexcept {
   const std::byte* page = this->page();
   // Records are copied out first: a record may move onto bytes another still occupies.
   std::vector<std::byte> records(node_capacity(page_size()));
-  std::vector<Slot> slots(n);
+  std::vector<std::byte> slots(kSlotSize * n);
   std::size_t end = records.size();
   for (std::size_t i = 0; i < n; ++i) {
-    slots[i] = slot(i);
-    const std::size_t size = record_size(inner, slots[i].key_size, slots[i].payload_size);
+    Slot s = slot(i);
+    const std::size_t size = record_size(inner, s.key_size, s.payload_size);
     end -= size;
-    std::memcpy(records.data() + end, page + slots[i].offset, size);
-    slots[i].offset = static_cast<std::uint16_t>(kSlotsOffset + end);
+    std::memcpy(records.data() + end, page + s.offset, size);
+    s.offset = static_cast<std::uint16_t>(kSlotsOffset + end);
+    encode_slot(s, wide_slots(), slots.data() + kSlotSize * i);
   }
   const std::size_t start = kSlotsOffset + end;
   changes_.write(start, records.data() + end, records.size() - end);

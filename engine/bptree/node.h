@@ -2,7 +2,8 @@
 // changed through NodeWriter, which makes every change through buffer::PageChanges so that it can
 // be logged. Pure functions on page bytes: no I/O, no latches.
 //
-// Layout version 1 (seed 004 §4.1, the Umbra B+-tree: slotted pages whose 12-byte slots hold the
+// Layout version 1 for bptree files, 2 for b2tree files (the meta page says which; docs/LAYOUTS.md)
+// (seed 004 §4.1, the Umbra B+-tree: slotted pages whose 12-byte slots hold the
 // first key bytes, §3.5):
 //   [0, 16)    buffer::PageHeader (the buffer manager's: LSN, checksum)
 //   16  u16 kind           NodeKind
@@ -17,11 +18,17 @@
 //         u16 changes      inserts and erases since the tree was built
 //         u16 threshold    the most slots per range the builder aims for
 //         the embedded tree (engine/b2tree/embedded_tree.h: nodes and range array)
-//   40 + tree_bytes  slots[count]  12 bytes each, sorted by key:
-//                            u16 offset, u16 key length, u16 payload length, u16 flags,
-//                            u32 head (4 key bytes, big-endian, zero-padded: the first four, or
-//                            on b2tree pages the four after the prefix the slot's range shares
-//                            as its embedded tree confirms it, its `skip`)
+//   40 + tree_bytes  slots[count]  12 bytes each, sorted by key; two layouts:
+//     bptree pages ("narrow", tree_bytes == 0):
+//       0 u16 offset   2 u16 key length   4 u16 payload length   6 u16 flags
+//       8 u32 head     the first 4 key bytes (big-endian, zero-padded)
+//     b2tree pages ("wide", tree_bytes > 0):
+//       0 u16 offset   2 u16 payload length (bits 0..14) | kOverflowRecord << 15
+//       4 u64 head << 8 | key length: the head is the 7 key bytes after the prefix the slot's
+//             range shares as its embedded tree confirms it, its `skip` (big-endian,
+//             zero-padded; seed 004's infix); the key length is the low byte
+//     (a leaf's inline payload is below 2^15 bytes, its only flag is kOverflowRecord, a key at
+//     most 250 bytes: the wide slot drops no information)
 //   ... free space ...
 //   [data_start, page_size) records: payload bytes, then key bytes
 // Keys are 1..250 bytes of any value, ordered bytewise (a prefix sorts first). Inner pages: the
@@ -65,6 +72,9 @@ inline constexpr std::size_t kLinkOffset = 32;
 inline constexpr std::size_t kSlotsOffset =
     40;  // the end of the node header: the tree area or slots
 inline constexpr std::size_t kTreeHeaderSize = 4;  // changes, threshold
+// Key bytes in a slot's head: bptree pages (narrow slots), b2tree pages (wide slots).
+inline constexpr std::size_t kNarrowHeadBytes = 4;
+inline constexpr std::size_t kWideHeadBytes = 7;
 
 // Slot flags.
 inline constexpr std::uint16_t kOverflowRecord = 1;  // the payload is an OverflowRef
@@ -98,6 +108,22 @@ inline constexpr std::size_t kMaxInnerEntry = entry_size(true, kMaxKeySize, 8);
   return head;
 }
 
+// The 7 bytes of `key` from `skip` (a wide slot's head), big-endian, zero-padded, in the low 56
+// bits.
+[[nodiscard]] inline std::uint64_t key_head_wide(std::string_view key, std::size_t skip) noexcept {
+  if (key.size() >= skip + 8) {
+    std::uint64_t word;
+    std::memcpy(&word, key.data() + skip, sizeof word);
+    return __builtin_bswap64(word) >> 8;
+  }
+  std::uint64_t head = 0;
+  for (std::size_t i = skip; i < skip + kWideHeadBytes; ++i) {
+    head <<= 8;
+    if (i < key.size()) head |= static_cast<unsigned char>(key[i]);
+  }
+  return head;
+}
+
 template <typename T>
 [[nodiscard]] inline T load_value(const std::byte* at) noexcept {
   T value;
@@ -105,14 +131,34 @@ template <typename T>
   return value;
 }
 
+// A slot, decoded from either layout (not its bytes: see the layouts above).
 struct Slot {
   std::uint16_t offset;
   std::uint16_t key_size;
   std::uint16_t payload_size;
   std::uint16_t flags;
-  std::uint32_t head;
+  std::uint64_t head;  // key_head() on bptree pages, key_head_wide() on b2tree pages
 };
-static_assert(sizeof(Slot) == kSlotSize);
+// A slot's 12 bytes in the narrow (bptree) or wide (b2tree) layout.
+void encode_slot(const Slot& slot, bool wide, std::byte* out) noexcept;
+[[nodiscard]] inline Slot decode_slot(const std::byte* at, bool wide) noexcept {
+  Slot s;
+  s.offset = load_value<std::uint16_t>(at);
+  if (!wide) {
+    s.key_size = load_value<std::uint16_t>(at + 2);
+    s.payload_size = load_value<std::uint16_t>(at + 4);
+    s.flags = load_value<std::uint16_t>(at + 6);
+    s.head = load_value<std::uint32_t>(at + 8);
+    return s;
+  }
+  const auto payload = load_value<std::uint16_t>(at + 2);
+  const auto word = load_value<std::uint64_t>(at + 4);
+  s.payload_size = payload & 0x7FFF;
+  s.flags = payload >> 15;
+  s.key_size = word & 0xFF;
+  s.head = word >> 8;
+  return s;
+}
 
 // Where a key is, or would go, in a page.
 struct SearchResult {
@@ -150,6 +196,12 @@ class Node {
     return load_value<std::uint16_t>(page_ + kTreeBytesOffset);
   }
   [[nodiscard]] std::size_t slots_offset() const noexcept { return kSlotsOffset + tree_bytes(); }
+  // Whether the slots are wide (a b2tree page): see the layouts above.
+  [[nodiscard]] bool wide_slots() const noexcept { return tree_bytes() != 0; }
+  // The head a slot of this page holds for `key` taken after `skip` bytes.
+  [[nodiscard]] std::uint64_t head_of(std::string_view key, std::size_t skip) const noexcept {
+    return wide_slots() ? key_head_wide(key, skip) : key_head(key, skip);
+  }
   // The embedded tree itself (after the area's header); empty on bptree pages.
   [[nodiscard]] std::span<const std::byte> tree() const noexcept {
     const std::size_t n = tree_bytes();
@@ -183,7 +235,7 @@ class Node {
   }
 
   [[nodiscard]] Slot slot(std::size_t i) const noexcept {
-    return load_value<Slot>(page_ + slots_offset() + kSlotSize * i);
+    return decode_slot(page_ + slots_offset() + kSlotSize * i, wide_slots());
   }
   [[nodiscard]] std::string_view key(std::size_t i) const noexcept {
     const Slot s = slot(i);
@@ -209,11 +261,6 @@ class Node {
   // Binary search over the slots (on b2tree pages over the range the embedded tree gives);
   // compares heads first and reads a record only on a tie.
   [[nodiscard]] SearchResult search(std::string_view key) const noexcept;
-  // <0, 0, >0 as `key` sorts before, equal to or after the key of slot `i`, where `head` is
-  // key_head(key, skip) and the slot's head was taken after the same `skip` bytes, which both
-  // keys share.
-  [[nodiscard]] int compare(std::string_view key, std::uint32_t head, std::size_t i,
-                            std::size_t skip = 0) const noexcept;
 
  private:
   const std::byte* page_;

@@ -2,8 +2,10 @@
 // std::map model, with check() after every batch.
 #include "engine/bptree/btree.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -96,6 +98,34 @@ TEST_P(BTreeTest, InsertsInEveryOrderSplitTheRootAndKeepEveryKey) {
     EXPECT_FALSE(h.get("key").has_value());
     EXPECT_FALSE(h.get("key9999999").has_value());
   }
+}
+
+// URL keys whose paths share far more than a head's bytes after any byte the embedded tree
+// decides on: every key is found (b2tree: through its range's skip and 7-byte infix), check()
+// agrees with every head, and a head changed behind the tree's back is reported.
+TEST_P(BTreeTest, LongSharedPathsAreFoundAndAWrongHeadIsCaught) {
+  TreeHarness h(options(64));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 2000; ++i) {
+    keys.push_back("https://www.example.org/usr/share/doc/lib" + std::to_string(i % 37) +
+                   "-package/changelog.Debian." + std::to_string(i) + ".gz");
+  }
+  std::shuffle(keys.begin(), keys.end(), std::mt19937(5));
+  for (const std::string& key : keys) {
+    ASSERT_EQ(h.put(key, make_value(key, 0, 20)), WriteStatus::kInserted) << key;
+  }
+  ASSERT_EQ(h.tree().check(), "");
+  for (const std::string& key : keys) ASSERT_EQ(h.get(key), make_value(key, 0, 20)) << key;
+  EXPECT_FALSE(h.get("https://www.example.org/usr/share/doc/lib1-package/changelog.Debian.gz"));
+  {
+    buffer::PageGuard root = h.buffers().fix(h.tree().meta().root, buffer::LatchMode::kExclusive);
+    const Node node(root.data(), h.buffers().page_size());
+    ASSERT_GT(node.count(), 0u);
+    ASSERT_EQ(node.wide_slots(), GetParam().b2_threshold > 0);
+    // The head's lowest byte: at 8 in a narrow slot, at 5 in a wide one (after the key length).
+    root.data()[node.slots_offset() + (node.wide_slots() ? 5 : 8)] ^= std::byte{1};
+  }
+  EXPECT_NE(h.tree().check().find("head differs from the key"), std::string::npos);
 }
 
 TEST_P(BTreeTest, ReplaceReturnsReplacedAndKeepsTheCount) {
@@ -370,6 +400,16 @@ TEST_P(BTreeTest, AFullPageFileRefusesWritesAndChangesNothing) {
   model["fresh"] = "value";
   EXPECT_EQ(h.tree().check(), "");
   EXPECT_EQ(scan_all(h.tree()), model);
+}
+
+// The meta page names the layout of the file's pages: a b2tree file (wide slots) is not read as
+// a bptree one, nor the reverse (nor a b2tree file of the first, narrow-head layout: version 1).
+TEST_P(BTreeTest, APageFileOfTheOtherPageLayoutIsRefused) {
+  TreeHarness h(options());
+  ASSERT_EQ(h.put("key", "value"), WriteStatus::kInserted);
+  EXPECT_NO_THROW(BTree(h.buffers(), GetParam().b2_threshold).load());
+  BTree other(h.buffers(), GetParam().b2_threshold > 0 ? 0 : 32);
+  EXPECT_THROW(other.load(), std::runtime_error);
 }
 
 TEST_P(BTreeTest, ReopenFindsTheTreeOnThePageFile) {

@@ -477,7 +477,7 @@ TEST(NodeTest, B2PagesFindEveryKeyThroughTheEmbeddedTree) {
       for (const auto& [k, v] : model) {
         ASSERT_EQ(n.key(i), k);
         ASSERT_EQ(string_of(n.payload(i)), v);
-        ASSERT_EQ(n.slot(i).head, key_head(k, n.slot_skip(i))) << "slot " << i;
+        ASSERT_EQ(n.slot(i).head, key_head_wide(k, n.slot_skip(i))) << "slot " << i;
         const SearchResult found = n.search(k);
         ASSERT_TRUE(found.found && found.index == i) << "step " << step << " key " << k;
         ++i;
@@ -488,6 +488,139 @@ TEST(NodeTest, B2PagesFindEveryKeyThroughTheEmbeddedTree) {
       EXPECT_EQ(r2.index, static_cast<std::size_t>(std::distance(model.begin(), lower))) << absent;
     }
     EXPECT_GT(tree_rebuilds().count, 0u);
+  }
+}
+
+// Wide slots (b2tree pages) pack the payload length with the overflow flag and the key length
+// under a 7-byte head: every field comes back at its extremes; narrow slots keep their fields.
+TEST(NodeTest, WideAndNarrowSlotsRoundTripEveryField) {
+  const Slot extremes[] = {
+      {0, 1, 0, 0, 0},
+      {65535, kMaxKeySize, static_cast<std::uint16_t>(max_inline_payload(65536)), kOverflowRecord,
+       (std::uint64_t{1} << 56) - 1},
+      {4096, 250, 8, 0, 0x00FF00FF00FF00ull},
+      {40, 17, 0x7FFF, kOverflowRecord, 1}};
+  for (const Slot& s : extremes) {
+    std::byte bytes[kSlotSize];
+    encode_slot(s, /*wide=*/true, bytes);
+    const Slot w = decode_slot(bytes, /*wide=*/true);
+    EXPECT_EQ(w.offset, s.offset);
+    EXPECT_EQ(w.key_size, s.key_size);
+    EXPECT_EQ(w.payload_size, s.payload_size);
+    EXPECT_EQ(w.flags, s.flags);
+    EXPECT_EQ(w.head, s.head);
+    Slot narrow = s;
+    narrow.head &= 0xFFFFFFFF;
+    encode_slot(narrow, /*wide=*/false, bytes);
+    const Slot n = decode_slot(bytes, /*wide=*/false);
+    EXPECT_EQ(n.offset, s.offset);
+    EXPECT_EQ(n.key_size, s.key_size);
+    EXPECT_EQ(n.payload_size, s.payload_size);
+    EXPECT_EQ(n.flags, s.flags);
+    EXPECT_EQ(n.head, narrow.head);
+  }
+}
+
+// A wide head is the 7 key bytes from the skip, big-endian and zero-padded, for keys that end
+// before, inside and after them (the fast path loads 8 bytes only where the key has them).
+TEST(NodeTest, WideHeadsAreTheSevenKeyBytesAfterTheSkip) {
+  const std::string key = "https://www.example.org/usr/share/doc/\x01\xff";
+  for (std::size_t len = 0; len <= key.size(); ++len) {
+    const std::string_view k(key.data(), len);
+    for (std::size_t skip = 0; skip <= len; ++skip) {
+      std::uint64_t expected = 0;
+      for (std::size_t i = skip; i < skip + 7; ++i) {
+        expected = expected << 8 | (i < len ? static_cast<unsigned char>(key[i]) : 0u);
+      }
+      ASSERT_EQ(key_head_wide(k, skip), expected) << "len " << len << " skip " << skip;
+    }
+  }
+  EXPECT_LT(key_head_wide("ab", 0), key_head_wide("ab\x01", 0));
+  EXPECT_LT(key_head_wide("abcdefg", 0), key_head_wide("abcdefh", 0));
+  EXPECT_EQ(key_head_wide("abcdefgX", 0), key_head_wide("abcdefgY", 0));  // the 8th byte: a tie
+}
+
+// A page built as a bptree page and then given its embedded tree (what a split's build_node
+// does) changes its slots from narrow to wide: keys, payloads, the overflow flag and child
+// references survive, heads are taken after each range's skip, and it is all logged.
+TEST(NodeTest, EnablingTheTreeWidensTheSlotsOfAFilledPage) {
+  for (const bool inner : {false, true}) {
+    TestPage page(16384);
+    page.writer().init(inner ? NodeKind::kInner : NodeKind::kLeaf, inner ? 1 : 0);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 150; ++i) {
+      keys.push_back("https://deb.debian.org/debian/pool/main/p/package-" +
+                     std::to_string(1000 + i) + "/changelog");
+    }
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const std::uint64_t payload = 0x1000 + i;
+      ASSERT_TRUE(page.writer().insert(i, keys[i],
+                                       {reinterpret_cast<const std::byte*>(&payload), 8},
+                                       !inner && i % 7 == 0 ? kOverflowRecord : 0));
+    }
+    ASSERT_TRUE(page.replay_matches());
+    ASSERT_FALSE(page.node().wide_slots());
+    page.writer().enable_tree(8);
+    ASSERT_TRUE(page.replay_matches());
+    const Node n = page.node();
+    ASSERT_TRUE(n.wide_slots());
+    ASSERT_FALSE(n.tree().empty());
+    ASSERT_EQ(n.count(), keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(n.key(i), keys[i]);
+      std::uint64_t payload;
+      ASSERT_EQ(n.payload(i).size(), 8u);
+      std::memcpy(&payload, n.payload(i).data(), 8);
+      EXPECT_EQ(payload, 0x1000 + i);
+      EXPECT_EQ(n.flags(i), !inner && i % 7 == 0 ? kOverflowRecord : 0);
+      EXPECT_EQ(n.slot(i).head, key_head_wide(keys[i], n.slot_skip(i)));
+      const SearchResult r = n.search(keys[i]);
+      ASSERT_TRUE(r.found && r.index == i) << keys[i];
+    }
+    // The keys share 44 bytes, so heads after a skip of 0 would all tie: the tree skipped.
+    EXPECT_GT(n.slot_skip(keys.size() / 2), 40u);
+    if (inner) {
+      std::size_t visited = 0;
+      for_each_child_slot(page.data(), [&](std::uint64_t& child) {
+        EXPECT_TRUE(child == 0 || (child >= 0x1000 && child < 0x1000 + keys.size()));
+        ++visited;
+      });
+      EXPECT_EQ(visited, keys.size() + 1);
+    }
+  }
+}
+
+// On a b2tree page the overflow flag shares its u16 with the payload length: setting and
+// clearing it in place, replacing payloads of other sizes and compacting keep both.
+TEST(NodeTest, B2PagesKeepFlagsAndPayloadLengthsApart) {
+  TestPage page(65536);
+  page.writer().init(NodeKind::kLeaf, 0, 32);
+  const std::string big(max_inline_payload(65536) / 2, 'b');
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(page.writer().insert(static_cast<std::size_t>(i), "key:" + std::to_string(i),
+                                     bytes_of(i == 2 ? big : std::string(20, 'x'))));
+  }
+  ASSERT_TRUE(page.replay_matches());
+  ASSERT_TRUE(page.writer().replace_payload(1, bytes_of(std::string(20, 'y')), kOverflowRecord));
+  ASSERT_TRUE(page.replay_matches());
+  EXPECT_EQ(page.node().flags(1), kOverflowRecord);
+  EXPECT_EQ(string_of(page.node().payload(1)), std::string(20, 'y'));
+  ASSERT_TRUE(page.writer().replace_payload(1, bytes_of(std::string(20, 'z')), 0));
+  EXPECT_EQ(page.node().flags(1), 0);
+  ASSERT_TRUE(page.writer().replace_payload(3, bytes_of(std::string(300, 'w')), kOverflowRecord));
+  ASSERT_TRUE(page.replay_matches());
+  page.writer().compact();
+  ASSERT_TRUE(page.replay_matches());
+  const Node n = page.node();
+  EXPECT_EQ(string_of(n.payload(1)), std::string(20, 'z'));
+  EXPECT_EQ(string_of(n.payload(2)), big);
+  EXPECT_EQ(n.flags(2), 0);
+  EXPECT_EQ(string_of(n.payload(3)), std::string(300, 'w'));
+  EXPECT_EQ(n.flags(3), kOverflowRecord);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(n.key(i), "key:" + std::to_string(i));
+    EXPECT_EQ(n.slot(i).head, key_head_wide(n.key(i), n.slot_skip(i)));
+    EXPECT_TRUE(n.search(n.key(i)).found);
   }
 }
 
