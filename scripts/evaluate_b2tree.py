@@ -11,6 +11,9 @@ Experiments:
   tree   bench/tree_bench: the trees alone (no store, no redo log, 8-byte payloads, seed 004
          §4.3's measure), bptree and b2tree with thresholds 8/16/32/64/128, every key set and
          page size, fully resident: lookup and insert ns and the embedded trees' size per page
+  scale  (full and smoke modes) the trees alone again, bptree and b2tree (threshold 32), on
+         key sets of 4M keys (full), 64 KiB pages, the looked-up keys scattered and streamed
+         (tree_bench --stream-keys)
 The rest through the store (store_bench, one thread, every engine of a run open at once and the
 GETs in rotated rounds, so the machine's noise falls on all alike):
   main   every engine on every key set, fully resident, at each page size of the mode (64 KiB,
@@ -24,7 +27,8 @@ GETs in rotated rounds, so the machine's noise falls on all alike):
 Engines of --engines that this build does not register (`pmcached --list-engines`) are left out
 and named in the section, so the step runs before b2tree exists.
 
-Writes b2tree_keysets.csv (seed 004's Table 1 of our sets), b2tree_runs.csv (store_bench's rows
+Writes b2tree_keysets.csv (seed 004's Table 1 of our sets), b2tree_tree.csv and (full, smoke)
+b2tree_tree_scale.csv (tree_bench's rows), b2tree_runs.csv (store_bench's rows
 with experiment, key set and page size), b2tree_stats.csv (every engine's `stats engine` after
 the GETs), b2tree_instructions.csv (with counters) and b2tree_run.csv (machine, command, load).
 """
@@ -60,14 +64,20 @@ MODES = {
     # GETs with a small pool (each miss reads a page: far slower), GETs for perf's two runs.
     "full": dict(n=1_000_000, gets=2_000_000, reps=3, page_sizes=(65536, 16384),
                  pool_sets=SETS, pool_gets=200_000, instr_gets=(200_000, 1_200_000),
-                 tree_lookups=2_000_000, tree_reps=5),
+                 tree_lookups=2_000_000, tree_reps=5,
+                 scale=dict(n=4_000_000, page_size=65536, lookups=2_000_000, reps=3)),
     "quick": dict(n=200_000, gets=500_000, reps=3, page_sizes=(65536, 16384),
                   pool_sets=("url",), pool_gets=50_000, instr_gets=(100_000, 600_000),
                   tree_lookups=1_000_000, tree_reps=5),
     # Seconds, to check the pipeline; the numbers mean little.
     "smoke": dict(n=3000, gets=3000, reps=1, page_sizes=(65536,), pool_sets=("url",),
-                  pool_gets=1000, instr_gets=(1000, 3000), tree_lookups=3000, tree_reps=1),
+                  pool_gets=1000, instr_gets=(1000, 3000), tree_lookups=3000, tree_reps=1,
+                  scale=dict(n=6000, page_size=65536, lookups=3000, reps=1)),
 }
+# "scale": the trees alone once more on larger key sets (full mode: 4M keys, about 500 MB of
+# key files and 6 minutes to make them), with the keys looked up read from scattered strings
+# and streamed from one buffer (tree_bench --stream-keys). Seed 004's sets are real URL and
+# Wikipedia-title sets of millions of keys; the ratio grows with the data (docs/B2TREE.md).
 
 
 def load_average():
@@ -93,7 +103,7 @@ class Runner:
         self.bench = os.path.join(build, "bench", "store_bench")
         self.results, self.work, self.m = results, work, MODES[mode]
         self.tree = os.path.join(build, "bench", "tree_bench")
-        self.rows, self.stats, self.tree_rows = [], [], []
+        self.rows, self.stats, self.tree_rows, self.scale_rows = [], [], [], []
         self.commands = []
         with open(os.path.join(results, "b2tree_keysets.csv"), newline="") as f:
             self.mean_length = {r["set"]: float(r["mean_length"]) for r in csv.DictReader(f)}
@@ -127,17 +137,22 @@ class Runner:
             self.stats += [{**r, **extra_cols, "pool_percent": pool} for r in csv.DictReader(f)
                            if r["engine"].split(":")[0] in PAGED]
 
-    def tree_bench(self, key_set, page_size, thresholds):
+    def tree_bench(self, key_set, page_size, thresholds, keys_dir=None, lookups=None, reps=None,
+                   stream=False, into=None):
         csv_path = os.path.join(self.work, "tree.csv")
-        cmd = [self.tree, "--key-file", os.path.join(self.work, f"{key_set}.keys"),
+        cmd = [self.tree, "--key-file", os.path.join(keys_dir or self.work, f"{key_set}.keys"),
                "--page-size", str(page_size), "--thresholds", ",".join(map(str, thresholds)),
-               "--lookups", str(self.m["tree_lookups"]), "--repetitions",
-               str(self.m["tree_reps"]), "--csv", csv_path]
+               "--lookups", str(lookups or self.m["tree_lookups"]), "--repetitions",
+               str(reps or self.m["tree_reps"]), "--csv", csv_path]
+        if stream:
+            cmd.append("--stream-keys")
         print(f"[evaluate_b2tree {time.strftime('%H:%M:%S')}] tree {key_set} "
               f"{page_size // 1024} KiB: {' '.join(cmd)}", flush=True)
         subprocess.run(cmd, check=True, capture_output=True)
+        rows = self.tree_rows if into is None else into
         with open(csv_path, newline="") as f:
-            self.tree_rows += [{**r, "key_set": key_set} for r in csv.DictReader(f)]
+            rows += [{**r, "key_set": key_set, "key_layout": "streamed" if stream else "scattered"}
+                     for r in csv.DictReader(f)]
 
     def instructions(self, key_set, engine, page_size):
         """Instructions per GET from two perf runs that differ only in the GETs."""
@@ -193,6 +208,16 @@ def run(mode, build, results, wanted):
         for page_size in m["page_sizes"]:
             for key_set in SETS:
                 r.tree_bench(key_set, page_size, tree_thresholds)
+        scale = m.get("scale")
+        if scale and "b2tree" in engines:
+            scale_dir = os.path.join(work, "scale")
+            subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make-keysets.py"), "--n",
+                            str(scale["n"]), "--out", scale_dir], check=True)
+            for key_set in SETS:
+                for stream in (False, True):
+                    r.tree_bench(key_set, scale["page_size"], [0, 32], scale_dir,
+                                 scale["lookups"], scale["reps"], stream, r.scale_rows)
+            shutil.rmtree(scale_dir, ignore_errors=True)
         for page_size in m["page_sizes"]:
             for key_set in SETS:
                 r.store_bench("main", key_set, engines, page_size)
@@ -218,6 +243,11 @@ def run(mode, build, results, wanted):
     write_csv(os.path.join(results, "b2tree_runs.csv"), r.rows)
     write_csv(os.path.join(results, "b2tree_stats.csv"), r.stats)
     write_csv(os.path.join(results, "b2tree_tree.csv"), r.tree_rows)
+    scale_path = os.path.join(results, "b2tree_tree_scale.csv")
+    if r.scale_rows:
+        write_csv(scale_path, r.scale_rows)
+    elif os.path.exists(scale_path):
+        os.remove(scale_path)
     instr_path = os.path.join(results, "b2tree_instructions.csv")
     if instr:
         write_csv(instr_path, instr)
