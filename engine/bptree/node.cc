@@ -96,23 +96,36 @@ std::size_t Node::slot_skip(std::size_t i) const noexcept {
   return hit.skip == b2tree::kNoSkip ? 0 : hit.skip;
 }
 
+namespace {
+
+// The first of slots [lo, hi) whose key is not less than the one `compare(i)` compares with it
+// (<0, 0, >0 as that key sorts before, equals or sorts after slot i's); found if equal.
+template <typename Compare>
+SearchResult binary_search(std::size_t lo, std::size_t hi, const Compare& compare) noexcept {
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const int c = compare(mid);
+    if (c == 0) return {mid, true};
+    if (c < 0) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return {lo, false};
+}
+
+}  // namespace
+
 SearchResult Node::search(std::string_view key) const noexcept {
   std::size_t lo = 0;
   std::size_t hi = count();
   const std::byte* slots = page_ + slots_offset();
   if (tree_bytes() == 0) {  // a bptree page: narrow slots, heads from the key's start
     const std::uint32_t head = key_head(key);
-    while (lo < hi) {
-      const std::size_t mid = lo + (hi - lo) / 2;
-      const int c = compare_narrow(page_, key, head, slots + kSlotSize * mid);
-      if (c == 0) return {mid, true};
-      if (c < 0) {
-        hi = mid;
-      } else {
-        lo = mid + 1;
-      }
-    }
-    return {lo, false};
+    return binary_search(lo, hi, [&](std::size_t mid) {
+      return compare_narrow(page_, key, head, slots + kSlotSize * mid);
+    });
   }
   std::size_t skip = 0;
   bool whole_keys = false;  // the key left the embedded tree by a virtual edge
@@ -129,18 +142,10 @@ SearchResult Node::search(std::string_view key) const noexcept {
     skip = whole_keys ? 0 : hit.skip;
   }
   const std::uint64_t head = key_head_wide(key, skip);
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    const int c = whole_keys ? key.compare(this->key(mid))
-                             : compare_wide(page_, key, head, slots + kSlotSize * mid, skip);
-    if (c == 0) return {mid, true};
-    if (c < 0) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return {lo, false};
+  return binary_search(lo, hi, [&](std::size_t mid) {
+    return whole_keys ? key.compare(this->key(mid))
+                      : compare_wide(page_, key, head, slots + kSlotSize * mid, skip);
+  });
 }
 
 std::size_t Node::child_index(std::string_view key) const noexcept {

@@ -491,6 +491,14 @@ TEST(NodeTest, B2PagesFindEveryKeyThroughTheEmbeddedTree) {
   }
 }
 
+void expect_same_slot(const Slot& got, const Slot& want) {
+  EXPECT_EQ(got.offset, want.offset);
+  EXPECT_EQ(got.key_size, want.key_size);
+  EXPECT_EQ(got.payload_size, want.payload_size);
+  EXPECT_EQ(got.flags, want.flags);
+  EXPECT_EQ(got.head, want.head);
+}
+
 // Wide slots (b2tree pages) pack the payload length with the overflow flag and the key length
 // under a 7-byte head: every field comes back at its extremes; narrow slots keep their fields.
 TEST(NodeTest, WideAndNarrowSlotsRoundTripEveryField) {
@@ -503,21 +511,11 @@ TEST(NodeTest, WideAndNarrowSlotsRoundTripEveryField) {
   for (const Slot& s : extremes) {
     std::byte bytes[kSlotSize];
     encode_slot(s, /*wide=*/true, bytes);
-    const Slot w = decode_slot(bytes, /*wide=*/true);
-    EXPECT_EQ(w.offset, s.offset);
-    EXPECT_EQ(w.key_size, s.key_size);
-    EXPECT_EQ(w.payload_size, s.payload_size);
-    EXPECT_EQ(w.flags, s.flags);
-    EXPECT_EQ(w.head, s.head);
+    expect_same_slot(decode_slot(bytes, /*wide=*/true), s);
     Slot narrow = s;
     narrow.head &= 0xFFFFFFFF;
     encode_slot(narrow, /*wide=*/false, bytes);
-    const Slot n = decode_slot(bytes, /*wide=*/false);
-    EXPECT_EQ(n.offset, s.offset);
-    EXPECT_EQ(n.key_size, s.key_size);
-    EXPECT_EQ(n.payload_size, s.payload_size);
-    EXPECT_EQ(n.flags, s.flags);
-    EXPECT_EQ(n.head, narrow.head);
+    expect_same_slot(decode_slot(bytes, /*wide=*/false), narrow);
   }
 }
 
