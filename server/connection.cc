@@ -136,7 +136,8 @@ void Connection::read_more() {
 }
 
 void Connection::start_read() {
-  if (closed_) {
+  // A connection that closes once its last replies are out reads no more (as read_more checks).
+  if (closed_ || close_after_write_) {
     reading_ = false;
     return;
   }
