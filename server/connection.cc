@@ -129,9 +129,10 @@ void Connection::read_more() {
   reading_ = true;
   // The read starts after the handlers already queued on this worker have run. Started at once,
   // right after a reply went out, Asio's speculative receive nearly always finds the socket
-  // empty (the client has not had the reply yet): one wasted recvfrom per request, about 5% of
-  // the server's CPU. Started a round later, it usually finds the next request and completes
-  // without waiting for epoll (issue 16, docs/TAIL_LATENCY.md).
+  // empty (the client has not had the reply yet): one wasted recvfrom per request, 7-11% of
+  // the server's CPU per SET (measured pinned, dram and wort). Started a round later, it usually
+  // finds the next request and completes without waiting for epoll (issue 16,
+  // docs/TAIL_LATENCY.md).
   asio::post(socket_.get_executor(), [self = shared_from_this()] { self->start_read(); });
 }
 
