@@ -11,9 +11,9 @@ Experiments:
   tree   bench/tree_bench: the trees alone (no store, no redo log, 8-byte payloads, seed 004
          §4.3's measure), bptree and b2tree with thresholds 8/16/32/64/128, every key set and
          page size, fully resident: lookup and insert ns and the embedded trees' size per page
-  scale  (full and smoke modes) the trees alone again, bptree and b2tree (threshold 32), on
-         key sets of 4M keys (full), 64 KiB pages, the looked-up keys scattered and streamed
-         (tree_bench --stream-keys)
+  scale  the trees alone again, bptree and b2tree (threshold 32), on key sets of 1M and 4M
+         keys, 64 KiB pages, the looked-up keys scattered and streamed (tree_bench
+         --stream-keys)
 The rest through the store (store_bench, one thread, every engine of a run open at once and the
 GETs in rotated rounds, so the machine's noise falls on all alike):
   main   every engine on every key set, fully resident, at each page size of the mode (64 KiB,
@@ -65,17 +65,20 @@ MODES = {
     "full": dict(n=1_000_000, gets=2_000_000, reps=3, page_sizes=(65536, 16384),
                  pool_sets=SETS, pool_gets=200_000, instr_gets=(200_000, 1_200_000),
                  tree_lookups=2_000_000, tree_reps=5,
-                 scale=dict(n=4_000_000, page_size=65536, lookups=2_000_000, reps=3)),
+                 scale=dict(n=(1_000_000, 4_000_000), page_size=65536, lookups=2_000_000,
+                            reps=3)),
     "quick": dict(n=200_000, gets=500_000, reps=3, page_sizes=(65536, 16384),
                   pool_sets=("url",), pool_gets=50_000, instr_gets=(100_000, 600_000),
-                  tree_lookups=1_000_000, tree_reps=5),
+                  tree_lookups=1_000_000, tree_reps=5,
+                  scale=dict(n=(1_000_000, 4_000_000), page_size=65536, lookups=2_000_000,
+                             reps=3)),
     # Seconds, to check the pipeline; the numbers mean little.
     "smoke": dict(n=3000, gets=3000, reps=1, page_sizes=(65536,), pool_sets=("url",),
                   pool_gets=1000, instr_gets=(1000, 3000), tree_lookups=3000, tree_reps=1,
-                  scale=dict(n=6000, page_size=65536, lookups=3000, reps=1)),
+                  scale=dict(n=(3000, 6000), page_size=65536, lookups=3000, reps=1)),
 }
-# "scale": the trees alone once more on larger key sets (full mode: 4M keys, about 500 MB of
-# key files and 6 minutes to make them), with the keys looked up read from scattered strings
+# "scale": the trees alone once more on larger key sets (1M and 4M keys: about 620 MB of key
+# files, 8 minutes to make them and 15 to run), with the keys looked up read from scattered strings
 # and streamed from one buffer (tree_bench --stream-keys). Seed 004's sets are real URL and
 # Wikipedia-title sets of millions of keys; the ratio grows with the data (docs/B2TREE.md).
 
@@ -209,10 +212,10 @@ def run(mode, build, results, wanted):
             for key_set in SETS:
                 r.tree_bench(key_set, page_size, tree_thresholds)
         scale = m.get("scale")
-        if scale and "b2tree" in engines:
-            scale_dir = os.path.join(work, "scale")
+        for n in (scale["n"] if scale and "b2tree" in engines else ()):
+            scale_dir = os.path.join(work, f"scale{n}")
             subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make-keysets.py"), "--n",
-                            str(scale["n"]), "--out", scale_dir], check=True)
+                            str(n), "--out", scale_dir], check=True)
             for key_set in SETS:
                 for stream in (False, True):
                     r.tree_bench(key_set, scale["page_size"], [0, 32], scale_dir,
