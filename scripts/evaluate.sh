@@ -17,10 +17,10 @@
 # replacement-policy miss rates and eviction cost, fix cost hash vs swizzle, miss rates through
 # the real buffer manager; about 2 minutes, 1 with --quick), the B2-tree experiment
 # (scripts/evaluate_b2tree.py: the URL, title and Random key sets, b2tree against bptree, dram and
-# woart single-threaded, the threshold sweep, buffer pools at 50% and 10%, and the trees alone on
-# 1M and 4M keys per set; about 40 minutes with --quick, 200k keys per set elsewhere; the full
-# mode's 1M keys per set take about 2 more hours, most of it loading the paged stores through the
-# redo log), then writes
+# woart single-threaded, the threshold sweep, buffer pools at 50% and 10%; the trees alone on 1M
+# keys per set and once more on 4M, the stores on 200k keys per set with --quick, about 35
+# minutes; the full mode's stores on 1M keys per set take about 2 more hours, most of it loading
+# the paged stores through the redo log), then writes
 # docs/results/*.csv, docs/results/*.png and docs/EVALUATION.md.
 set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
