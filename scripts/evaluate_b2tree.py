@@ -27,7 +27,7 @@ GETs in rotated rounds, so the machine's noise falls on all alike):
 Engines of --engines that this build does not register (`pmcached --list-engines`) are left out
 and named in the section, so the step runs before b2tree exists.
 
-Writes b2tree_keysets.csv (seed 004's Table 1 of our sets), b2tree_tree.csv and (full, smoke)
+Writes b2tree_keysets.csv (seed 004's Table 1 of our sets), b2tree_tree.csv and
 b2tree_tree_scale.csv (tree_bench's rows), b2tree_runs.csv (store_bench's rows
 with experiment, key set and page size), b2tree_stats.csv (every engine's `stats engine` after
 the GETs), b2tree_instructions.csv (with counters) and b2tree_run.csv (machine, command, load).
