@@ -53,34 +53,18 @@ void encode_slot(const Slot& slot, bool wide, std::byte* out) noexcept {
 
 namespace {
 
-// <0, 0, >0 as `key` sorts before, equal to or after the key of the narrow slot at `at`, where
-// `head` is key_head(key) (bptree pages: heads from the key's start).
-int compare_narrow(const std::byte* page, std::string_view key, std::uint32_t head,
-                   const std::byte* at) noexcept {
-  const std::uint32_t other_head = load_value<std::uint32_t>(at + 8);
-  if (head != other_head) return head < other_head ? -1 : 1;
-  const std::string_view other(reinterpret_cast<const char*>(page + load_value<std::uint16_t>(at) +
-                                                             load_value<std::uint16_t>(at + 4)),
-                               load_value<std::uint16_t>(at + 2));
-  // Equal heads: both keys share four bytes unless a key ends before.
-  if (key.size() >= kNarrowHeadBytes && other.size() >= kNarrowHeadBytes) {
-    return key.substr(kNarrowHeadBytes).compare(other.substr(kNarrowHeadBytes));
-  }
-  return key.compare(other);
-}
-
-// The same for the wide slot at `at`: `head` is key_head_wide(key, skip), and the slot's head
-// was taken after the same `skip` bytes, which both keys share.
-int compare_wide(const std::byte* page, std::string_view key, std::uint64_t head,
+// <0, 0, >0 as `key` sorts before, equal to or after the key of the slot at `at` (narrow or
+// `Wide`), where `head` is the head that slot layout takes of `key` after `skip` bytes, which
+// both keys share (0 on bptree pages). Reads the record only when the heads tie.
+template <bool Wide>
+int compare_slot(const std::byte* page, std::string_view key, std::uint64_t head,
                  const std::byte* at, std::size_t skip) noexcept {
-  const auto word = load_value<std::uint64_t>(at + 4);
-  const std::uint64_t other_head = word >> 8;
-  if (head != other_head) return head < other_head ? -1 : 1;
-  const std::string_view other(
-      reinterpret_cast<const char*>(page + load_value<std::uint16_t>(at) +
-                                    (load_value<std::uint16_t>(at + 2) & 0x7FFF)),
-      word & 0xFF);
-  const std::size_t known = skip + kWideHeadBytes;
+  const Slot s = decode_slot(at, Wide);
+  if (head != s.head) return head < s.head ? -1 : 1;
+  const std::string_view other(reinterpret_cast<const char*>(page + s.offset + s.payload_size),
+                               s.key_size);
+  // Equal heads: both keys share the head's bytes after `skip` unless a key ends before.
+  const std::size_t known = skip + (Wide ? kWideHeadBytes : kNarrowHeadBytes);
   if (key.size() >= known && other.size() >= known) {
     return key.substr(known).compare(other.substr(known));
   }
@@ -124,7 +108,7 @@ SearchResult Node::search(std::string_view key) const noexcept {
   if (tree_bytes() == 0) {  // a bptree page: narrow slots, heads from the key's start
     const std::uint32_t head = key_head(key);
     return binary_search(lo, hi, [&](std::size_t mid) {
-      return compare_narrow(page_, key, head, slots + kSlotSize * mid);
+      return compare_slot<false>(page_, key, head, slots + kSlotSize * mid, 0);
     });
   }
   std::size_t skip = 0;
@@ -144,7 +128,7 @@ SearchResult Node::search(std::string_view key) const noexcept {
   const std::uint64_t head = key_head_wide(key, skip);
   return binary_search(lo, hi, [&](std::size_t mid) {
     return whole_keys ? key.compare(this->key(mid))
-                      : compare_wide(page_, key, head, slots + kSlotSize * mid, skip);
+                      : compare_slot<true>(page_, key, head, slots + kSlotSize * mid, skip);
   });
 }
 
