@@ -2,28 +2,33 @@
 // little-endian (native, as every page field), unaligned:
 //
 //   [0, 2)        u16 R              ranges (>= 1)
-//   [2, 4)        u16 root           offset of the root node (= 4 + 2R as built)
-//   [4, 4 + 2R)   u16 bound[R]       exclusive upper slot bound of each range; range r is
+//   [2, 2 + 2R)   u16 bound[R]       exclusive upper slot bound of each range; range r is
 //                                    [r == 0 ? 0 : bound[r-1], bound[r])
-//   [root, size)  the nodes in pre-order, back to back: every child lies after its parent
-//                 (offsets only grow, so a walk over any bytes ends).
+//   [2 + 2R, size) the nodes in pre-order from the root, back to back: every child lies after
+//                 its parent (offsets only grow, so a walk over any bytes ends).
 //
 // Nodes, each with a one-byte header:
 //   span      0b0LLLLLLL, then L (0..127) bytes; its only child follows directly. Longer common
 //             prefixes are chains of spans.
-//   decision  0b1F00NNNN, then N (0..kMaxSeparators) separator bytes. A key byte b goes to the
-//             first child whose separator >= b, to the last child when b is above them all; a key
-//             that has ended (no byte at the depth) to the first child.
+//   decision  0b1FPPNNNN, then P (0..3) prefix bytes, then N (0..kMaxSeparators) separator
+//             bytes. The prefix is a short span folded into the decision (matched the same way,
+//             with the same virtual edges); the separators decide at the byte after it. A key
+//             byte b goes to the first child whose separator >= b, to the last child when b is
+//             above them all; a key that has ended (no byte at the depth) to the first child.
 //     leaf    (F = 1) then one u16: the first child's range; child i is that range + i.
 //     inner   (F = 0) then N + 1 u16 payloads: with bit 15 set a range index (bits 0..14), else
 //             the offset of a child node (greater than the node's own offset).
 //   A leaf decision with N = 0 is the terminal that follows a span over a single range.
-// Sizes: a leaf decision is N + 3 bytes, so a range costs 3 bytes (separator, bound) plus its
-// share of a node header; an inner decision is 3N + 3 (at most 48); a binary decision plus an
+// Sizes: a leaf decision is P + N + 3 bytes, so a range costs 3 bytes (separator, bound) plus its
+// share of a node header; an inner decision is P + 3N + 3 (at most 51); a binary decision plus an
 // empty span (seed 004 §3.5's x) 7 bytes. Ranges get no span of their own (only subtrees that
 // split further do): a leaf span costs its bytes plus a terminal and turns compact leaf decisions
 // into inner ones (on URL-like 64 KiB pages a first version with leaf spans, a tag on every
-// payload and fanout 9 took 0.72% of the page; this one 0.40%).
+// payload and fanout 9 took 0.72% of the page; one without them 0.40%). Every subtree that
+// splits further starts with the prefix its keys share, mostly one or two bytes on title-like
+// keys (the byte its parent decided on, and the next): folded into its decision they save the
+// span's header byte (title-like 64 KiB pages: 329 to 307 bytes with the root offset the first
+// version stored, which the range count gives).
 #include "engine/b2tree/embedded_tree.h"
 
 #include <algorithm>
@@ -32,11 +37,13 @@
 namespace pmcached::engine::b2tree {
 namespace {
 
-constexpr std::size_t kHeaderBytes = 4;
+constexpr std::size_t kHeaderBytes = 2;
 constexpr unsigned kMaxSeparators = 15;  // a decision node stays within a cache line
 constexpr unsigned kMaxSpan = 127;
+constexpr unsigned kMaxPrefix = 3;
 constexpr std::uint8_t kDecisionFlag = 0x80;
 constexpr std::uint8_t kLeafFlag = 0x40;
+constexpr unsigned kPrefixShift = 4;
 constexpr std::uint8_t kCountMask = 0x0F;
 constexpr std::uint16_t kRangeTag = 0x8000;
 // Offsets and range indexes are 15 bits: the region is at most this long.
@@ -61,10 +68,8 @@ struct Header {
 Header read_header(std::span<const std::byte> region) noexcept {
   if (region.size() < kHeaderBytes) return {};
   const std::size_t ranges = load16(region, 0);
-  const std::size_t root = load16(region, 2);
-  if (ranges == 0 || kHeaderBytes + 2 * ranges > region.size() || root < kHeaderBytes + 2 * ranges)
-    return {};
-  return {ranges, root};
+  if (ranges == 0 || kHeaderBytes + 2 * ranges > region.size()) return {};
+  return {ranges, kHeaderBytes + 2 * ranges};
 }
 
 // ---- lookup ----
@@ -86,6 +91,7 @@ RangeHit finish(std::span<const std::byte> region, const Header& h, std::size_t 
 
 // Where a decision node's parts lie; false if the node does not fit the region.
 struct Decision {
+  unsigned prefix;         // prefix bytes, from the node's offset + 1
   std::size_t separators;  // offset of the first separator
   std::size_t payloads;    // offset of the first payload
   unsigned count;          // separators
@@ -95,10 +101,28 @@ struct Decision {
 
 bool read_decision(std::span<const std::byte> region, std::size_t pos, Decision& d) noexcept {
   const std::uint8_t header = byte_at(region, pos);
-  if ((header & 0x30) != 0) return false;  // reserved bits
+  const unsigned p = (header >> kPrefixShift) & kMaxPrefix;
   const unsigned n = header & kCountMask;
-  d = {pos + 1, pos + 1 + n, n, (header & kLeafFlag) != 0};
+  d = {p, pos + 1 + p, pos + 1 + p + n, n, (header & kLeafFlag) != 0};
   return d.end() <= region.size();
+}
+
+// How `key` from `depth` compares with the `length` prefix bytes at `at` (a span's or a
+// decision's): kMatched, or which virtual edge it takes (a key that ends inside is below).
+enum class Prefix { kMatched, kBelow, kAbove };
+
+Prefix match_prefix(std::span<const std::byte> region, std::size_t at, std::size_t length,
+                    std::string_view key, std::size_t depth) noexcept {
+  // One memcmp over the bytes the key has (spans of URL-like keys are tens of bytes); only on a
+  // difference does the first differing byte decide the edge.
+  const std::size_t have = depth < key.size() ? std::min(length, key.size() - depth) : 0;
+  if (std::memcmp(key.data() + depth, region.data() + at, have) != 0) {
+    std::size_t i = 0;
+    while (key[depth + i] == static_cast<char>(region[at + i])) ++i;
+    return static_cast<std::uint8_t>(key[depth + i]) > byte_at(region, at + i) ? Prefix::kAbove
+                                                                               : Prefix::kBelow;
+  }
+  return have < length ? Prefix::kBelow : Prefix::kMatched;
 }
 
 // Where child `i` of a decision node leads: a range (true, `value` = its index) or a node
@@ -168,7 +192,6 @@ class Builder {
       std::memcpy(out.data() + at, &u, 2);
     };
     put16(0, ends_.size());
-    put16(2, base);
     for (std::size_t i = 0; i < ends_.size(); ++i) put16(kHeaderBytes + 2 * i, ends_[i]);
     std::memcpy(out.data() + base, nodes.data(), nodes.size());
     return r;
@@ -228,6 +251,15 @@ class Builder {
     return static_cast<std::uint16_t>(ends_.size() - 1);
   }
 
+  // Bytes [depth, depth + n) of key `lo`, as a span node (with its header) or not.
+  void put_bytes(std::size_t lo, std::size_t depth, std::size_t n, bool span_node) {
+    if (span_node) nodes_.push_back(static_cast<std::uint8_t>(n));
+    if (n == 0) return;  // (a page without keys has no key `lo`)
+    const std::string_view k = keys_[lo];
+    nodes_.insert(nodes_.end(), k.begin() + static_cast<std::ptrdiff_t>(depth),
+                  k.begin() + static_cast<std::ptrdiff_t>(depth + n));
+  }
+
   void push16(std::uint16_t v) {
     const std::size_t at = nodes_.size();
     nodes_.resize(at + 2);
@@ -262,25 +294,30 @@ class Builder {
   // Writes the subtree over keys [lo, hi) at `depth`: its span, then a decision node (or the
   // terminal of a single range), then the children's subtrees.
   void emit_node(std::size_t lo, std::size_t hi, std::size_t depth) {
-    if (over()) return;            // the caller retries coarser; stop early
+    if (over()) return;  // the caller retries coarser; stop early
+    // The shared prefix: span nodes, and the last few bytes folded into the decision node.
+    std::size_t prefix = 0;
     if (hi - lo >= 2 && spans_) {  // a range of one key gains nothing from a span
       std::size_t span = common(lo, hi, depth);
-      while (span > 0) {
+      while (span > kMaxPrefix) {
         const std::size_t n = std::min<std::size_t>(span, kMaxSpan);
-        nodes_.push_back(static_cast<std::uint8_t>(n));
-        const std::string_view k = keys_[lo];
-        nodes_.insert(nodes_.end(), k.begin() + depth, k.begin() + depth + n);
+        put_bytes(lo, depth, n, true);
         depth += n;
         span -= n;
       }
+      prefix = span;
     }
+    const std::size_t prefix_at = depth;
+    depth += prefix;  // the decision's separators are bytes after its prefix
     const std::vector<std::size_t> cuts =
         hi - lo <= threshold_ ? std::vector<std::size_t>{lo, hi} : parts(lo, hi, depth);
     const std::size_t n = cuts.size() - 2;
     bool all_leaves = true;
     for (std::size_t i = 0; i <= n && all_leaves; ++i)
       all_leaves = n == 0 || leaf(cuts[i], cuts[i + 1], depth);
-    nodes_.push_back(static_cast<std::uint8_t>(kDecisionFlag | (all_leaves ? kLeafFlag : 0) | n));
+    nodes_.push_back(static_cast<std::uint8_t>(kDecisionFlag | (all_leaves ? kLeafFlag : 0) |
+                                               prefix << kPrefixShift | n));
+    put_bytes(lo, prefix_at, prefix, false);
     for (std::size_t i = 1; i <= n; ++i) {
       // The last byte on the left, or (an ended key alone there) just below the first right one.
       const int left = byte_of(cuts[i] - 1, depth);
@@ -357,23 +394,21 @@ RangeHit lookup(std::span<const std::byte> region, std::string_view key,
     if ((header & kDecisionFlag) == 0) {
       const std::size_t span = header;
       if (pos + 1 + span >= region.size()) break;  // a span's child follows it
-      // One memcmp over the bytes the key has (spans of URL-like keys are tens of bytes); only
-      // on a difference does the first differing byte decide the edge.
-      const std::size_t have = depth < key.size() ? std::min(span, key.size() - depth) : 0;
-      if (std::memcmp(key.data() + depth, region.data() + pos + 1, have) != 0) {
-        std::size_t i = 0;
-        while (key[depth + i] == static_cast<char>(region[pos + 1 + i])) ++i;
-        const bool above = static_cast<std::uint8_t>(key[depth + i]) > byte_at(region, pos + 1 + i);
-        return extreme_leaf(region, h, pos + 1 + span, above, slot_count);
-      }
-      if (have < span)  // ended inside the span: below the subtree
-        return extreme_leaf(region, h, pos + 1 + span, false, slot_count);
+      const Prefix m = match_prefix(region, pos + 1, span, key, depth);
+      if (m != Prefix::kMatched)
+        return extreme_leaf(region, h, pos + 1 + span, m == Prefix::kAbove, slot_count);
       depth += span;
       pos += 1 + span;
       continue;
     }
     Decision d;
     if (!read_decision(region, pos, d)) break;
+    if (d.prefix > 0) {
+      const Prefix m = match_prefix(region, pos + 1, d.prefix, key, depth);
+      if (m != Prefix::kMatched)
+        return extreme_leaf(region, h, pos, m == Prefix::kAbove, slot_count);
+      depth += d.prefix;
+    }
     unsigned child = 0;
     if (depth < key.size()) {
       const auto k = static_cast<std::uint8_t>(key[depth]);
@@ -439,6 +474,7 @@ TreeShape shape(std::span<const std::byte> region) noexcept {
     Decision d;
     if (!read_decision(region, pos, d)) break;
     ++s.decision_nodes;
+    s.prefix_bytes += d.prefix;
     pos = d.end();
   }
   return s;

@@ -61,7 +61,8 @@ struct TreeShape {
   std::size_t ranges = 0;
   std::size_t decision_nodes = 0;
   std::size_t span_nodes = 0;
-  std::size_t span_bytes = 0;
+  std::size_t span_bytes = 0;    // the span nodes' bytes
+  std::size_t prefix_bytes = 0;  // the short prefixes folded into decision nodes
 };
 
 // The keys of a page in slot order (sorted, distinct): key(i) for i < count.
@@ -69,7 +70,7 @@ using KeyAt = std::function<std::string_view(std::size_t)>;
 
 // Builds the tree over `count` sorted keys into `out` (at most out.size() bytes) with ranges of
 // at most `threshold` keys where the budget allows (larger ones where it does not: the builder
-// doubles the threshold until the tree fits, at last one range with no span, 9 bytes; 0 bytes
+// doubles the threshold until the tree fits, at last one range with no span, 7 bytes; 0 bytes
 // only below that). A range also exceeds the threshold where only a \0 byte tells its keys apart
 // from a key that is their prefix (an ended key and a 0 byte go the same way).
 // Construction as seed 004 §3.1.1: the longest common prefix at the current depth becomes a

@@ -2,7 +2,8 @@
 //
 // Layout version 1 (after the 16-byte buffer::PageHeader):
 //   16 u16 kind (NodeKind::kMeta)   18 u16 layout version of the file's pages: 1 bptree
-//                                   pages, 2 b2tree pages (wide slots, engine/bptree/node.h)
+//                                   pages, 3 b2tree pages (wide slots, engine/bptree/node.h,
+//                                   and the embedded tree of engine/b2tree/embedded_tree.cc)
 //   20 u32 reserved
 //   24 u64 magic "PMCBTREE"
 //   32 u64 root page                40 u64 root level (0: the root is a leaf)
@@ -32,7 +33,9 @@ namespace pmcached::engine::bptree {
 inline constexpr PageId kMetaPage = 1;
 inline constexpr std::uint64_t kMetaMagic = 0x4545525442434d50ull;  // "PMCBTREE" little-endian
 inline constexpr std::uint16_t kMetaVersion = 1;                    // a bptree page file
-inline constexpr std::uint16_t kB2MetaVersion = 2;  // a b2tree page file (v1 had narrow heads)
+// A b2tree page file (v1 had narrow heads, v2 an embedded tree with a root offset and no prefixes
+// in decision nodes).
+inline constexpr std::uint16_t kB2MetaVersion = 3;
 inline constexpr std::size_t kMetaEngineArea = 128;
 inline constexpr std::size_t kFreeStack = 256;
 

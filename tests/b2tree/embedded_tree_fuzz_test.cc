@@ -24,24 +24,23 @@ using testing::Keys;
 constexpr int kRegions = 12000;
 constexpr int kKeysPerRegion = 24;  // ~300,000 lookups
 
-// Random bytes, or (half the time) a header naming a few ranges and a root just after them
-// followed by bytes biased towards node headers, small lengths and small offsets.
+// Random bytes, or (half the time) a header naming a few ranges followed by bytes biased towards
+// node headers, small lengths and small offsets.
 std::vector<std::byte> random_region(std::mt19937& rng) {
   std::vector<std::byte> r(rng() % 96);
   for (std::byte& b : r) b = static_cast<std::byte>(rng());
   if (r.size() >= 8 && rng() % 2) {
-    const unsigned ranges = 1 + rng() % 4;
-    const unsigned root = 4 + 2 * ranges + rng() % 2;
+    const unsigned ranges = 1 + rng() % 3;
     r[0] = static_cast<std::byte>(ranges);
     r[1] = std::byte{0};
-    r[2] = static_cast<std::byte>(root);
-    r[3] = std::byte{0};
-    for (std::size_t i = root; i < r.size(); ++i) {
+    for (std::size_t i = 2 + 2 * ranges; i < r.size(); ++i) {
       switch (rng() % 5) {
-        case 0: r[i] = static_cast<std::byte>(0x80 | rng() % 10); break;  // decision
-        case 1: r[i] = static_cast<std::byte>(rng() % 4); break;          // short span
-        case 2: r[i] = static_cast<std::byte>(rng() % r.size()); break;   // an offset
-        case 3: r[i] = static_cast<std::byte>(0x80); break;               // a range tag byte
+        case 0:  // a decision, with a prefix of 0..3 bytes, leaf or inner
+          r[i] = static_cast<std::byte>(0x80 | (rng() % 2) << 6 | (rng() % 4) << 4 | rng() % 10);
+          break;
+        case 1: r[i] = static_cast<std::byte>(rng() % 4); break;         // short span
+        case 2: r[i] = static_cast<std::byte>(rng() % r.size()); break;  // an offset
+        case 3: r[i] = static_cast<std::byte>(0x80); break;              // a range tag byte
         default: break;
       }
     }

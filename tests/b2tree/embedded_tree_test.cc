@@ -154,6 +154,41 @@ TEST(EmbeddedTreeTest, SharedPrefixIsOneSpanNodeWithVirtualEdgesAroundIt) {
   EXPECT_EQ(check_lookup(t.region, keys, "zzz").end, 3);
 }
 
+// A prefix of up to 3 bytes is folded into the decision node, with the same virtual edges.
+TEST(EmbeddedTreeTest, ShortSharedPrefixIsFoldedIntoTheDecisionNode) {
+  const Keys keys = {"ab1", "ab2", "ab3"};
+  const Built t = build_exact(keys, 32);
+  const TreeShape s = shape(t.region);
+  EXPECT_EQ(s.ranges, 1u);
+  EXPECT_EQ(s.span_nodes, 0u);
+  EXPECT_EQ(s.decision_nodes, 1u);
+  EXPECT_EQ(s.prefix_bytes, 2u);
+  EXPECT_EQ(t.result.bytes, 2u + 2u + 1u + 2u + 2u);  // count, bound, header, prefix, range
+  EXPECT_EQ(check_lookup(t.region, keys, "ab25").skip, 2);
+  EXPECT_EQ(check_lookup(t.region, keys, "ab").skip, 2);
+  EXPECT_EQ(check_lookup(t.region, keys, "a").skip, kNoSkip);    // ends inside: minimum edge
+  EXPECT_EQ(check_lookup(t.region, keys, "aa9").skip, kNoSkip);  // below
+  EXPECT_EQ(check_lookup(t.region, keys, "ac").skip, kNoSkip);   // maximum edge
+  EXPECT_EQ(check_lookup(t.region, keys, "ac").end, 3);
+}
+
+// A decision under a span decides at the byte after both the span and its own prefix.
+TEST(EmbeddedTreeTest, SpanThenPrefixedDecisionsSplitTheRightByte) {
+  Keys keys;
+  for (const char* group : {"commonprefix/aa", "commonprefix/ab", "commonprefix/bc"})
+    for (int i = 0; i < 40; ++i) keys.push_back(group + std::to_string(100 + i));
+  const Built t = build_exact(keys, 32);
+  const TreeShape s = shape(t.region);
+  EXPECT_GE(s.span_nodes, 1u);
+  EXPECT_GE(s.prefix_bytes, 1u);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const RangeHit h = check_lookup(t.region, keys, keys[i]);
+    EXPECT_TRUE(h.begin <= i && i < h.end && h.skip != kNoSkip) << keys[i];
+    EXPECT_LE(h.end - h.begin, 32);
+  }
+  for (const std::string& k : absent_keys(keys, 7)) check_lookup(t.region, keys, k);
+}
+
 TEST(EmbeddedTreeTest, BuildIsDeterministic) {
   const Keys& keys = key_set("Urls");
   EXPECT_EQ(build_exact(keys, 32).region, build_exact(keys, 32).region);
@@ -178,7 +213,8 @@ TEST(EmbeddedTreeTest, SmallBudgetGivesACoarserButCorrectTree) {
     }
     for (const std::string& k : absent) check_lookup(t.region, keys, k);
   }
-  EXPECT_EQ(build_exact(keys, 8, 8).result.bytes, 0u);  // not even one range fits
+  EXPECT_EQ(build_exact(keys, 8, 7).result.bytes, 7u);  // one range, no span
+  EXPECT_EQ(build_exact(keys, 8, 6).result.bytes, 0u);  // not even that fits
 }
 
 TEST(EmbeddedTreeTest, EmptyPageHasOneEmptyRangeThatInsertsGrow) {

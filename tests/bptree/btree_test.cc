@@ -403,7 +403,7 @@ TEST_P(BTreeTest, AFullPageFileRefusesWritesAndChangesNothing) {
 }
 
 // The meta page names the layout of the file's pages: a b2tree file (wide slots) is not read as
-// a bptree one, nor the reverse (nor a b2tree file of the first, narrow-head layout: version 1).
+// a bptree one, nor the reverse (nor a b2tree file of an older layout: versions 1 and 2).
 TEST_P(BTreeTest, APageFileOfTheOtherPageLayoutIsRefused) {
   TreeHarness h(options());
   ASSERT_EQ(h.put("key", "value"), WriteStatus::kInserted);
