@@ -117,4 +117,12 @@ void after_erase(std::span<const std::byte> region, std::uint16_t range,
 
 [[nodiscard]] TreeShape shape(std::span<const std::byte> region) noexcept;
 
+namespace detail {
+// A decision's step, exposed for its test: the index of the first of `count` (<= 15) separator
+// bytes that is >= k, or `count`. Reads 16 bytes from `separators` when `readable` >= 16 (one
+// SSE2 compare), else only the `count` separators.
+[[nodiscard]] unsigned first_at_or_above(const std::byte* separators, std::size_t readable,
+                                         unsigned count, std::uint8_t k) noexcept;
+}  // namespace detail
+
 }  // namespace pmcached::engine::b2tree

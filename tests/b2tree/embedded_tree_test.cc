@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -187,6 +188,31 @@ TEST(EmbeddedTreeTest, SpanThenPrefixedDecisionsSplitTheRightByte) {
     EXPECT_LE(h.end - h.begin, 32);
   }
   for (const std::string& k : absent_keys(keys, 7)) check_lookup(t.region, keys, k);
+}
+
+// A decision's step compares 16 bytes at once where the region has them: it picks the same child
+// as the byte loop for every key byte, separator count and separator bytes (sorted as a builder
+// writes them, or any bytes, as a reader racing a writer may see).
+TEST(EmbeddedTreeTest, WideSeparatorCompareAgreesWithTheByteLoop) {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 200; ++round) {
+    std::byte bytes[16];
+    for (std::byte& b : bytes) b = static_cast<std::byte>(rng());
+    if (round % 2 == 0) std::sort(std::begin(bytes), std::end(bytes));
+    if (round == 0) std::fill(std::begin(bytes), std::end(bytes), std::byte{0xFF});
+    if (round == 1) std::fill(std::begin(bytes), std::end(bytes), std::byte{0});
+    for (unsigned count = 0; count <= 15; ++count) {
+      for (unsigned k = 0; k < 256; ++k) {
+        const auto byte = static_cast<std::uint8_t>(k);
+        const unsigned loop = detail::first_at_or_above(bytes, count, count, byte);
+        ASSERT_EQ(detail::first_at_or_above(bytes, 16, count, byte), loop)
+            << "round " << round << " count " << count << " k " << k;
+        unsigned expected = 0;
+        while (expected < count && static_cast<std::uint8_t>(bytes[expected]) < byte) ++expected;
+        ASSERT_EQ(loop, expected);
+      }
+    }
+  }
 }
 
 TEST(EmbeddedTreeTest, BuildIsDeterministic) {
