@@ -69,6 +69,10 @@ struct BufferManager::Impl {
   std::vector<FrameId> free_frames;
   std::mutex write_back_mutex;  // one write_back_all() at a time
   std::atomic<PageId> root{kNoPage};
+  // The frame the root was last found in. Every descent fixes the root, and the root is never
+  // evicted, so this spares the page table nearly always; try_fix_resident() checks that the
+  // frame still holds the root, and a stale hint falls back to the table.
+  std::atomic<FrameId> root_frame{kNoFrame};
   std::atomic<std::uint64_t> dirty_count{0};
   std::atomic<std::uint64_t> resident{0};
   BufferCounters counters;
@@ -133,19 +137,32 @@ void BufferManager::Impl::check_page(PageId id) const {
 }
 
 PageGuard BufferManager::Impl::fix(PageId id, LatchMode mode, FrameId held) {
-  check_page(id);
-  for (;;) {
-    std::uint64_t probes = 0;
-    const FrameId f = table.lookup(id, probes);
-    counters.add(BufferEvent::kHashProbes, probes);
+  const bool is_root = id == root.load(std::memory_order_relaxed);
+  if (is_root) {
+    const FrameId f = root_frame.load(std::memory_order_relaxed);
     if (f != kNoFrame) {
       if (PageGuard g = try_fix_resident(f, id, mode)) {
         counters.add(BufferEvent::kHits);
         policy->on_hit(f);
         return g;
       }
-    } else if (PageGuard g = load(id, mode, held)) {
-      return g;
+    }
+  }
+  for (;;) {
+    std::uint64_t probes = 0;
+    const FrameId f = table.lookup(id, probes);
+    counters.add(BufferEvent::kHashProbes, probes);
+    if (f != kNoFrame) {
+      if (PageGuard g = try_fix_resident(f, id, mode)) {
+        if (is_root) root_frame.store(f, std::memory_order_relaxed);
+        counters.add(BufferEvent::kHits);
+        policy->on_hit(f);
+        return g;
+      }
+    } else {
+      // Only a miss needs the check: the table holds nothing but pages loaded before.
+      check_page(id);
+      if (PageGuard g = load(id, mode, held)) return g;
     }
     // Lost a race: the frame was being evicted, or held another page by now, or another
     // thread published the page first.
@@ -617,7 +634,10 @@ void BufferManager::unswizzle_children(PageGuard& page) {
   });
 }
 
-void BufferManager::set_root(PageId id) { impl_->root.store(id, std::memory_order_release); }
+void BufferManager::set_root(PageId id) {
+  impl_->root_frame.store(kNoFrame, std::memory_order_relaxed);
+  impl_->root.store(id, std::memory_order_release);
+}
 
 // Each dirty frame: pinned (so it stays, and no eviction writes it meanwhile), latched
 // exclusively just long enough for an unswizzled copy, marked clean, then written outside the
