@@ -303,6 +303,34 @@ TEST_P(BufferManagerTest, TheRootIsNeverTheVictim) {
   EXPECT_EQ(bm.stats().misses, before);
 }
 
+// The root's frame is remembered: fixing it again looks nothing up in the page table. After the
+// root moves, the old root's frame may be evicted and reused; a fix of the new root must still
+// return the new root, never the page that now sits in the remembered frame.
+TEST_P(BufferManagerTest, RootFixesSkipThePageTableAndFollowTheRootWhenItMoves) {
+  BufferManager& bm = make(3);
+  for (PageId id = 1; id <= 20; ++id) make_page(bm, id);
+  bm.write_back_all();
+  bm.set_root(7);
+  fix_checked(bm, 7);  // found (or loaded) once
+  fix_checked(bm, 7);  // the hint is now set
+  const BufferStats before = bm.stats();
+  for (int i = 0; i < 5; ++i) fix_checked(bm, 7);
+  EXPECT_EQ(bm.stats().hash_probes, before.hash_probes);
+  EXPECT_EQ(bm.stats().hits, before.hits + 5);
+
+  bm.set_root(9);
+  for (int round = 0; round < 3; ++round) {
+    for (PageId id = 1; id <= 20; ++id) {
+      if (id != 9) fix_checked(bm, id);  // page 7 is no longer the root: it may be evicted
+    }
+  }
+  for (int i = 0; i < 3; ++i) fix_checked(bm, 9);
+  const std::uint64_t probes = bm.stats().hash_probes;
+  fix_checked(bm, 9);
+  EXPECT_EQ(bm.stats().hash_probes, probes);
+  fix_checked(bm, 7);
+}
+
 // Root 1 -> inner 2 -> leaf 4, then only leaf 4 stays pinned: with swizzling, inner 2 holds a
 // swizzled reference and must outlive every other page; with the hash table it is fair game.
 TEST_P(BufferManagerTest, AParentOfASwizzledChildIsNeverTheVictim) {
