@@ -101,6 +101,7 @@ struct BufferManager::Impl {
   // `held` is a frame the calling thread holds latched (fix_child's parent) or kNoFrame.
   PageGuard fix(PageId id, LatchMode mode, FrameId held = kNoFrame);
   PageGuard try_fix_resident(FrameId f, PageId id, LatchMode mode);
+  PageGuard hit(FrameId f, PageId id, LatchMode mode);
   PageGuard load(PageId id, LatchMode mode, FrameId held);
   FrameId take_frame(FrameId held);
   void release_frame(FrameId f);
@@ -141,11 +142,7 @@ PageGuard BufferManager::Impl::fix(PageId id, LatchMode mode, FrameId held) {
   if (is_root) {
     const FrameId f = root_frame.load(std::memory_order_relaxed);
     if (f != kNoFrame) {
-      if (PageGuard g = try_fix_resident(f, id, mode)) {
-        counters.add(BufferEvent::kHits);
-        policy->on_hit(f);
-        return g;
-      }
+      if (PageGuard g = hit(f, id, mode)) return g;
     }
   }
   for (;;) {
@@ -153,10 +150,8 @@ PageGuard BufferManager::Impl::fix(PageId id, LatchMode mode, FrameId held) {
     const FrameId f = table.lookup(id, probes);
     counters.add(BufferEvent::kHashProbes, probes);
     if (f != kNoFrame) {
-      if (PageGuard g = try_fix_resident(f, id, mode)) {
+      if (PageGuard g = hit(f, id, mode)) {
         if (is_root) root_frame.store(f, std::memory_order_relaxed);
-        counters.add(BufferEvent::kHits);
-        policy->on_hit(f);
         return g;
       }
     } else {
@@ -169,6 +164,17 @@ PageGuard BufferManager::Impl::fix(PageId id, LatchMode mode, FrameId held) {
     counters.add(BufferEvent::kFixRetries);
     std::this_thread::yield();
   }
+}
+
+// A hit: the page fixed in frame `f` (found in the table or the root's hint), counted and told
+// to the policy; empty if the frame no longer holds it.
+PageGuard BufferManager::Impl::hit(FrameId f, PageId id, LatchMode mode) {
+  PageGuard g = try_fix_resident(f, id, mode);
+  if (g) {
+    counters.add(BufferEvent::kHits);
+    policy->on_hit(f);
+  }
+  return g;
 }
 
 // Pin, check the frame still holds `id`, latch, check again (a load that failed leaves the
