@@ -255,8 +255,9 @@ void CommandExecutor::note_stored(const engine::StoreRequest& request,
     thread_stats_.add(thread_stats_.store_no_memory, 1);
   }
   if (!context_.admin.watchers.wants(protocol::kWatchMutations)) return;
-  const std::int64_t exptime = context_.store.absolute_exptime(request.exptime);
-  const std::int64_t ttl = exptime == 0 ? 0 : exptime - context_.store.now();
+  const std::int64_t now = context_.store.now();
+  const std::int64_t exptime = engine::Store::absolute_exptime(request.exptime, now);
+  const std::int64_t ttl = exptime == 0 ? 0 : exptime - now;
   const std::size_t size =
       result.status == StoreStatus::kStored ? result.value_size : request.value.size();
   monitor_.stored(mode_word(request.mode), request.key, result.status, ttl, size,
@@ -301,14 +302,14 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
   request.recache_before_touch = plan.recache_before_touch;
   request.mark_win = !plan.opaque_too_long;
 
-  const std::int64_t now = context_.store.now();
   protocol::MetaItem meta;
+  std::int64_t last_access = 0;
   const engine::GetOutcome outcome = context_.store.get(request, [&](const engine::ItemView& item) {
     monitor_.fetched(command.key, &item, /*classic=*/false);
     if (flags.return_value) scratch_.assign(item.value);
     meta.client_flags = item.client_flags;
     meta.cas = item.cas;
-    meta.last_access_age = now - item.last_access;
+    last_access = item.last_access;
     meta.hit_before = item.fetched;
     meta.size = item.value.size();
     meta.binary_key = item.binary_key;  // memcached echoes the key as the item was stored
@@ -323,7 +324,11 @@ void CommandExecutor::meta_get(const Command& command, ReplyWriter& writer) {
     if (!flags.quiet) writer.meta_get_miss(flags, command.key);
     return;
   }
-  const auto to_absolute = [&](std::int64_t t) { return context_.store.absolute_exptime(t); };
+  // Every time shown is against the clock reading the store served the request at, the one a
+  // touch (T) used: a second ticking in between must not show T50 as t51.
+  const std::int64_t now = outcome.now;
+  meta.last_access_age = now - last_access;
+  const auto to_absolute = [&](std::int64_t t) { return engine::Store::absolute_exptime(t, now); };
   meta.ttl = shown_ttl(
       exptime_shown_by_t(flags, outcome.exptime_before, outcome.vivified, to_absolute).value_or(0),
       now, context_.started_at);
@@ -433,8 +438,8 @@ void CommandExecutor::meta_arithmetic(const Command& command, ReplyWriter& write
   }
   // q silences an update's HD, not the reply to an item N created.
   if (flags.quiet && !result.created) return;
-  const std::int64_t now = context_.store.now();
-  const auto to_absolute = [&](std::int64_t t) { return context_.store.absolute_exptime(t); };
+  const std::int64_t now = result.now;
+  const auto to_absolute = [&](std::int64_t t) { return engine::Store::absolute_exptime(t, now); };
   meta.cas = result.cas;
   meta.ttl = shown_ttl(
       exptime_shown_by_t(flags, result.exptime_before, result.created, to_absolute).value_or(0),

@@ -37,6 +37,7 @@ GetOutcome Store::Impl::get(const GetRequest& request, const ItemVisitor& visit)
   Stripe& stripe = stripes.for_key(request.key);
   retry_with_room(stripe, [&](Room& room, bool may_grow) -> std::size_t {
     const std::int64_t now = clock.now();
+    out.now = now;
     ItemHeader* item = find_live(request.key, stripe, now);
     if (item == nullptr && request.vivify_ttl && may_grow) {
       // mg N: create an empty item and give this client the win.
@@ -307,6 +308,9 @@ void Store::close() {
 const StoreOptions& Store::options() const noexcept { return impl_->options; }
 std::int64_t Store::absolute_exptime(std::int64_t client_exptime) const noexcept {
   return to_absolute_exptime(client_exptime, now());
+}
+std::int64_t Store::absolute_exptime(std::int64_t client_exptime, std::int64_t now) noexcept {
+  return to_absolute_exptime(client_exptime, now);
 }
 std::int64_t Store::now() const noexcept { return impl_->clock.now(); }
 

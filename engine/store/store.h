@@ -111,6 +111,7 @@ struct GetOutcome {
   bool token_sent = false;                      // meta Z: a win token was sent earlier
   bool vivified = false;                        // the item was created by this request
   std::int64_t exptime_before = 0;  // the item's exptime before this request (0 if vivified)
+  std::int64_t now = 0;             // the clock reading the request was served at
 };
 
 struct DeleteRequest {
@@ -148,6 +149,7 @@ struct ArithmeticOutcome {
   std::int64_t exptime = 0;         // absolute; 0 = never
   std::int64_t exptime_before = 0;  // before this request (0 if created)
   bool created = false;             // vivified by this request (meta N)
+  std::int64_t now = 0;             // the clock reading the request was served at
 };
 
 struct StoreOptions {
@@ -288,6 +290,10 @@ class Store {
   // Converts a client exptime (memcached rules) to absolute Unix seconds; 0 = never,
   // a time in the past means "already expired".
   [[nodiscard]] std::int64_t absolute_exptime(std::int64_t client_exptime) const noexcept;
+  // The same against a given clock reading: a reply that shows a TTL uses the reading its
+  // request was served at (GetOutcome::now), as memcached uses one current_time per command.
+  [[nodiscard]] static std::int64_t absolute_exptime(std::int64_t client_exptime,
+                                                     std::int64_t now) noexcept;
 
   // The Unix time the store considers "now".
   [[nodiscard]] std::int64_t now() const noexcept;

@@ -108,8 +108,11 @@ ArithmeticOutcome Store::Impl::arithmetic(const ArithmeticRequest& request) noex
   retry_with_room(stripe, [&](Room& room, bool may_grow) {
     const std::int64_t now = clock.now();
     ItemHeader* old = find_live(key, stripe, now);
-    return old == nullptr ? create_counter(request, stripe, room, may_grow, now, out)
-                          : update_counter(request, old, stripe, room, may_grow, now, out);
+    const std::size_t need = old == nullptr
+                                 ? create_counter(request, stripe, room, may_grow, now, out)
+                                 : update_counter(request, old, stripe, room, may_grow, now, out);
+    out.now = now;  // after: the two above assign `out` whole
+    return need;
   });
   return out;
 }

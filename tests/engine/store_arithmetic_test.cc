@@ -100,6 +100,21 @@ TEST_F(ArithmeticTest, MissCountsAndVivifyCreatesTheInitialValue) {
   EXPECT_EQ(store_->arithmetic(r).value, 80u);
 }
 
+// The server shows a TTL against the reading the store served the request at (one clock
+// reading per command, as memcached): every outcome carries it, created, updated or missed.
+TEST_F(ArithmeticTest, EveryOutcomeCarriesTheClockReadingItWasServedAt) {
+  clock_.advance(7);
+  EXPECT_EQ(incr("missing").now, kStart + 7);
+  ArithmeticRequest r;
+  r.key = "n";
+  r.vivify_ttl = 60;
+  EXPECT_EQ(store_->arithmetic(r).now, kStart + 7) << "created";
+  clock_.advance(1);
+  EXPECT_EQ(store_->arithmetic(r).now, kStart + 8) << "updated";
+  put("text", "abc");
+  EXPECT_EQ(incr("text").now, kStart + 8) << "non-numeric";
+}
+
 TEST_F(ArithmeticTest, CompareCasNewCasAndTouch) {
   const std::uint64_t cas = put("n", "1").cas;
   ArithmeticRequest r;

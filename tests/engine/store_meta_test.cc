@@ -39,6 +39,19 @@ TEST_F(StoreTest, VivifyCreatesAnEmptyItemAndOnlyTheFirstClientWins) {
   EXPECT_EQ(cached->value, "fresh");
 }
 
+// The server shows mg's TTL against the reading the store served the get (and its touch) at.
+TEST_F(StoreTest, AGetCarriesTheClockReadingItWasServedAt) {
+  clock_.advance(3);
+  EXPECT_EQ(fetch(mg("missing")).first.now, kStart + 3);
+  ASSERT_EQ(set("k", "v"), StoreStatus::kStored);
+  GetRequest r = mg("k");
+  r.touch_exptime = 50;
+  clock_.advance(1);
+  auto [touched, item] = fetch(r);
+  EXPECT_EQ(touched.now, kStart + 4);
+  EXPECT_EQ(item->exptime, touched.now + 50);
+}
+
 TEST_F(StoreTest, VivifyUsesExplicitCas) {
   GetRequest r = mg("k");
   r.vivify_ttl = 10;

@@ -2,6 +2,7 @@
 // reply bytes out, with a manual clock. Socket behaviour is covered by tests/integration.
 #include "server/command_executor.h"
 
+#include <atomic>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -17,6 +18,21 @@ engine::StoreConfig dram_config() {
   config.engine = "dram";
   return config;
 }
+
+// A manual clock that can also tick one second on every reading: the worst case of a command
+// whose clock readings straddle a second boundary.
+class TestClock final : public engine::Clock {
+ public:
+  [[nodiscard]] std::int64_t now() const noexcept override {
+    return ticking_ ? now_.fetch_add(1) : now_.load();
+  }
+  void advance(std::int64_t seconds) noexcept { now_.fetch_add(seconds); }
+  void tick_on_every_reading() noexcept { ticking_ = true; }
+
+ private:
+  mutable std::atomic<std::int64_t> now_{1'700'000'000};
+  bool ticking_ = false;
+};
 
 class CommandExecutorTest : public ::testing::Test {
  protected:
@@ -46,7 +62,7 @@ class CommandExecutorTest : public ::testing::Test {
     return out;
   }
 
-  engine::ManualClock clock_;
+  TestClock clock_;
   config::Options options_;
   std::unique_ptr<engine::OpenStore> opened_;
   ServerStats stats_;
@@ -103,6 +119,17 @@ TEST_F(CommandExecutorTest, MetaGetEchoesFlagsInRequestOrder) {
   EXPECT_EQ(run("mg k s v f Oxyz t\r\n"), "VA 2 s2 f7 Oxyz t-1\r\nhi\r\n");
   EXPECT_EQ(run("mg missing v\r\n"), "EN\r\n");
   EXPECT_EQ(run("mg missing v q\r\nmn\r\n"), "MN\r\n");
+}
+
+// memcached reads its clock once per command, so mg T50 t shows t50 and ma N50 t shows t50
+// however the seconds tick while the command runs.
+TEST_F(CommandExecutorTest, MetaTtlIsShownAgainstTheClockReadingItsRequestUsed) {
+  run("set k 0 0 1\r\na\r\n");
+  clock_.tick_on_every_reading();
+  EXPECT_EQ(run("mg k T50 t\r\n"), "HD t50\r\n");
+  EXPECT_EQ(run("mg k T50 t v\r\n"), "VA 1 t50\r\na\r\n");
+  EXPECT_EQ(run("ma n N50 t\r\n"), "HD t50\r\n");
+  EXPECT_EQ(run("ma n T50 t\r\n"), "HD t50\r\n");
 }
 
 TEST_F(CommandExecutorTest, MetaSetModesAndQuietMode) {
