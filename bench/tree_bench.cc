@@ -10,8 +10,11 @@
 //
 // Threshold 0 is bptree; every other value a b2tree with that many slots per range. Each
 // repetition builds every tree anew from the keys in one shuffled order (the same for all), then
-// looks up L keys drawn at random (the same sequence for all), the trees in a rotated order.
-// Times are the thread's CPU time per operation; the ratio to bptree is taken per repetition.
+// looks up L keys drawn at random (the same sequence for all). The trees take turns: each phase
+// runs in 40 turns, every tree doing its share of a turn in a rotated order, so a slow spell of
+// the machine slows them alike. Times are the thread's CPU time per operation; the ratio to
+// bptree is taken per repetition. Every tree of a repetition is resident at once (memory: the
+// trees' pages together).
 // The looked-up keys are read from the key set's strings, scattered over the heap (a cache miss
 // or two per lookup, the same for every tree); --stream-keys copies them, in lookup order, into
 // one buffer read front to back, as a server reads keys from its connections' buffers.
@@ -26,6 +29,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -110,66 +114,108 @@ struct Run {
   double tree_bytes_mean = 0, ranges_mean = 0;
 };
 
-Run measure(const Options& o, unsigned threshold, const std::vector<std::string>& keys,
-            const std::vector<std::uint32_t>& load_order, const std::vector<std::uint32_t>& probes,
-            int id) {
+// Each phase (the inserts, then the lookups) runs in this many turns: every tree does its share of
+// a turn before the next turn starts. A slow spell of a shared machine then slows every tree
+// alike, and their ratio, which is what the benchmark reports, stays put.
+constexpr std::size_t kTurns = 40;
+
+// [begin, end) of turn `turn` of `n` operations.
+std::pair<std::size_t, std::size_t> turn_range(std::size_t n, std::size_t turn) {
+  return {n * turn / kTurns, n * (turn + 1) / kTurns};
+}
+
+// One repetition: a fresh tree per threshold, built from the same keys in the same order, then
+// the same lookups, the trees taking turns (in `order`).
+std::vector<Run> repetition(const Options& o, const std::vector<std::string>& keys,
+                            const std::vector<std::uint32_t>& load_order,
+                            const std::vector<std::uint32_t>& probes,
+                            const std::vector<std::size_t>& order) {
   // Generous: a page holds at least a quarter of its bytes in entries.
   std::size_t bytes = 0;
   for (const std::string& k : keys) bytes += k.size() + 8 + 12;
-  Subject s(o, threshold, bytes * 4 / o.page_size + 16, id);
-  Run run;
-  const double t0 = thread_cpu_ns();
-  for (const std::uint32_t i : load_order) {
-    buffer::MiniTransaction txn(const_cast<buffer::BufferManager&>(s.buffers()), nullptr);
-    const std::uint64_t payload = i;
-    if (s.tree().upsert(txn, keys[i], {reinterpret_cast<const std::byte*>(&payload), 8}) !=
-        engine::WriteStatus::kInserted) {
-      std::fprintf(stderr, "tree_bench: insert of key %u failed\n", i);
-      std::exit(1);
-    }
-    (void)txn.finish();
+  std::vector<std::unique_ptr<Subject>> subjects;
+  for (std::size_t t = 0; t < o.thresholds.size(); ++t) {
+    subjects.push_back(std::make_unique<Subject>(o, o.thresholds[t], bytes * 4 / o.page_size + 16,
+                                                 static_cast<int>(t)));
   }
-  run.insert_ns = (thread_cpu_ns() - t0) / static_cast<double>(load_order.size());
-  if (s.buffers().stats().misses > s.buffers().stats().fixes) std::exit(1);
+  std::vector<Run> runs(o.thresholds.size());
+  for (std::size_t turn = 0; turn < kTurns; ++turn) {
+    const auto [begin, end] = turn_range(load_order.size(), turn);
+    for (const std::size_t t : order) {
+      Subject& s = *subjects[t];
+      const double t0 = thread_cpu_ns();
+      for (std::size_t at = begin; at < end; ++at) {
+        const std::uint32_t i = load_order[at];
+        buffer::MiniTransaction txn(const_cast<buffer::BufferManager&>(s.buffers()), nullptr);
+        const std::uint64_t payload = i;
+        if (s.tree().upsert(txn, keys[i], {reinterpret_cast<const std::byte*>(&payload), 8}) !=
+            engine::WriteStatus::kInserted) {
+          std::fprintf(stderr, "tree_bench: insert of key %u failed\n", i);
+          std::exit(1);
+        }
+        (void)txn.finish();
+      }
+      runs[t].insert_ns += thread_cpu_ns() - t0;
+    }
+  }
+  for (std::size_t t = 0; t < subjects.size(); ++t) {
+    runs[t].insert_ns /= static_cast<double>(load_order.size());
+    const buffer::BufferStats b = subjects[t]->buffers().stats();
+    if (b.misses > b.fixes) std::exit(1);
+  }
 
-  // --stream-keys: the probes' keys back to back, each with its length before it.
+  // --stream-keys: the probes' keys back to back, each with its length before it; `starts` holds
+  // where each probe's length byte is.
   std::string stream;
+  std::vector<std::size_t> starts;
   if (o.stream_keys) {
     for (const std::uint32_t i : probes) {
+      starts.push_back(stream.size());
       stream += static_cast<char>(keys[i].size());
       stream += keys[i];
     }
   }
   RecordBuffer out;
   std::uint64_t check = 0;
-  std::size_t at = 0;
-  const double t1 = thread_cpu_ns();
-  for (const std::uint32_t i : probes) {
-    std::string_view key = keys[i];
-    if (o.stream_keys) {
-      const std::size_t n = static_cast<unsigned char>(stream[at]);
-      key = std::string_view(stream).substr(at + 1, n);
-      at += 1 + n;
+  for (std::size_t turn = 0; turn < kTurns; ++turn) {
+    const auto [begin, end] = turn_range(probes.size(), turn);
+    for (const std::size_t t : order) {
+      BTree& tree = subjects[t]->tree();
+      std::size_t at = o.stream_keys && begin < end ? starts[begin] : 0;
+      const double t0 = thread_cpu_ns();
+      for (std::size_t p = begin; p < end; ++p) {
+        const std::uint32_t i = probes[p];
+        std::string_view key = keys[i];
+        if (o.stream_keys) {
+          const std::size_t n = static_cast<unsigned char>(stream[at]);
+          key = std::string_view(stream).substr(at + 1, n);
+          at += 1 + n;
+        }
+        if (!tree.read(key, out)) {
+          std::fprintf(stderr, "tree_bench: key %u not found\n", i);
+          std::exit(1);
+        }
+        std::uint64_t payload;
+        std::memcpy(&payload, out.data(), 8);
+        check += payload ^ i;
+      }
+      runs[t].lookup_ns += thread_cpu_ns() - t0;
     }
-    if (!s.tree().read(key, out)) {
-      std::fprintf(stderr, "tree_bench: key %u not found\n", i);
-      std::exit(1);
-    }
-    std::uint64_t payload;
-    std::memcpy(&payload, out.data(), 8);
-    check += payload ^ i;
   }
-  run.lookup_ns = (thread_cpu_ns() - t1) / static_cast<double>(probes.size());
   if (check != 0) {
     std::fprintf(stderr, "tree_bench: a lookup returned another key's payload\n");
     std::exit(1);
   }
-  const BTree::TreeShapes shapes = s.tree().tree_shapes();
-  run.pages = shapes.pages;
-  run.tree_bytes_mean = shapes.pages ? static_cast<double>(shapes.bytes) / shapes.pages : 0;
-  run.tree_bytes_max = shapes.max_bytes;
-  run.ranges_mean = shapes.pages ? static_cast<double>(shapes.ranges) / shapes.pages : 0;
-  return run;
+  for (std::size_t t = 0; t < subjects.size(); ++t) {
+    Run& run = runs[t];
+    run.lookup_ns /= static_cast<double>(probes.size());
+    const BTree::TreeShapes shapes = subjects[t]->tree().tree_shapes();
+    run.pages = shapes.pages;
+    run.tree_bytes_mean = shapes.pages ? static_cast<double>(shapes.bytes) / shapes.pages : 0;
+    run.tree_bytes_max = shapes.max_bytes;
+    run.ranges_mean = shapes.pages ? static_cast<double>(shapes.ranges) / shapes.pages : 0;
+  }
+  return runs;
 }
 
 int bench(const Options& o) {
@@ -192,10 +238,12 @@ int bench(const Options& o) {
               cpu_model().c_str(), build_type().c_str(), load_average().c_str());
   std::vector<std::vector<Run>> runs(o.thresholds.size());
   for (unsigned rep = 0; rep < o.repetitions; ++rep) {
+    std::vector<std::size_t> order;  // the trees' turns, rotated from one repetition to the next
     for (std::size_t j = 0; j < o.thresholds.size(); ++j) {
-      const std::size_t t = (j + rep) % o.thresholds.size();  // rotated
-      runs[t].push_back(measure(o, o.thresholds[t], keys, load_order, probes, static_cast<int>(t)));
+      order.push_back((j + rep) % o.thresholds.size());
     }
+    const std::vector<Run> rep_runs = repetition(o, keys, load_order, probes, order);
+    for (std::size_t t = 0; t < rep_runs.size(); ++t) runs[t].push_back(rep_runs[t]);
   }
   // bptree (threshold 0) is the reference where it ran.
   const auto base = std::find(o.thresholds.begin(), o.thresholds.end(), 0u);

@@ -163,8 +163,9 @@ def tree_section(res, rel, w, info):
       f"key set ({tree_keys:,} keys per set, made as above; seed 004's sets have millions, and a "
       f"set small enough to stay in the machine's caches hides the cache misses the embedded "
       f"tree saves) in one shuffled order, then {int(info['tree_lookups']):,} random lookups, "
-      f"fully resident, one thread, {info['tree_repetitions']} repetition(s) with fresh trees in a "
-      f"rotated order. ns are the thread's CPU time; ratios (bptree ns / b2tree ns = throughput "
+      f"fully resident, one thread, {info['tree_repetitions']} repetition(s) with fresh trees, all "
+      f"resident at once and taking turns (each phase in 40 turns, the trees' order rotated per "
+      f"repetition), so a slow spell of the machine falls on every tree alike. ns are the thread's CPU time; ratios (bptree ns / b2tree ns = throughput "
       f"ratio) are taken per repetition. Tree bytes: the embedded-tree area per page (with its "
       f"4-byte header) from a walk of every page after the lookups.\n\n")
     if not thresholds:
