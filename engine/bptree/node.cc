@@ -114,6 +114,13 @@ SearchResult Node::search(std::string_view key) const noexcept {
   std::size_t skip = 0;
   bool whole_keys = false;  // the key left the embedded tree by a virtual edge
   if (const std::span<const std::byte> t = tree(); !t.empty()) {
+    // The walk reads the tree's nodes one after another, each where the last one points: fetch
+    // the whole region (a few hundred bytes, seed 004 §4.6) at once rather than one miss per node.
+    const auto end = reinterpret_cast<std::uintptr_t>(t.data()) + t.size();
+    for (auto line = reinterpret_cast<std::uintptr_t>(t.data()) & ~std::uintptr_t{63}; line < end;
+         line += 64) {
+      __builtin_prefetch(reinterpret_cast<const void*>(line));
+    }
     const b2tree::RangeHit hit = b2tree::lookup(t, key, hi);
     lo = hit.begin;
     hi = hit.end;
