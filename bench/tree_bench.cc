@@ -164,24 +164,23 @@ std::vector<Run> repetition(const Options& o, const std::vector<std::string>& ke
     if (b.misses > b.fixes) std::exit(1);
   }
 
-  // --stream-keys: the probes' keys back to back, each with its length before it; `starts` holds
-  // where each probe's length byte is.
+  // --stream-keys: the probes' keys back to back, each with its length before it.
   std::string stream;
-  std::vector<std::size_t> starts;
   if (o.stream_keys) {
     for (const std::uint32_t i : probes) {
-      starts.push_back(stream.size());
       stream += static_cast<char>(keys[i].size());
       stream += keys[i];
     }
   }
   RecordBuffer out;
   std::uint64_t check = 0;
+  std::size_t turn_at = 0;  // where this turn's keys start in `stream`
   for (std::size_t turn = 0; turn < kTurns; ++turn) {
     const auto [begin, end] = turn_range(probes.size(), turn);
+    std::size_t at = turn_at;
     for (const std::size_t t : order) {
       BTree& tree = subjects[t]->tree();
-      std::size_t at = o.stream_keys && begin < end ? starts[begin] : 0;
+      at = turn_at;  // every tree reads the turn's keys
       const double t0 = thread_cpu_ns();
       for (std::size_t p = begin; p < end; ++p) {
         const std::uint32_t i = probes[p];
@@ -201,6 +200,7 @@ std::vector<Run> repetition(const Options& o, const std::vector<std::string>& ke
       }
       runs[t].lookup_ns += thread_cpu_ns() - t0;
     }
+    turn_at = at;
   }
   if (check != 0) {
     std::fprintf(stderr, "tree_bench: a lookup returned another key's payload\n");

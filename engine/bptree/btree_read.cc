@@ -92,11 +92,7 @@ PageGuard BTree::fix_root(LatchMode leaf_mode, LatchMode inner_mode) const {
 PageGuard BTree::descend(std::string_view key, LatchMode leaf_mode) const {
   // Every page on the way compares bytes further into the key: fetch all of its cache lines now,
   // together, rather than one miss per page when the key is not in the cache.
-  const auto end = reinterpret_cast<std::uintptr_t>(key.data()) + key.size();
-  for (std::uintptr_t line = reinterpret_cast<std::uintptr_t>(key.data()) & ~std::uintptr_t{63};
-       line < end; line += 64) {
-    __builtin_prefetch(reinterpret_cast<const void*>(line));
-  }
+  prefetch_lines(key.data(), key.size());
   PageGuard page = fix_root(leaf_mode, LatchMode::kShared);
   for (;;) {
     const Node node(page.data(), page_size_);

@@ -116,19 +116,13 @@ SearchResult Node::search(std::string_view key) const noexcept {
   if (const std::span<const std::byte> t = tree(); !t.empty()) {
     // The walk reads the tree's nodes one after another, each where the last one points: fetch
     // the whole region (a few hundred bytes, seed 004 §4.6) at once rather than one miss per node.
-    const auto end = reinterpret_cast<std::uintptr_t>(t.data()) + t.size();
-    for (auto line = reinterpret_cast<std::uintptr_t>(t.data()) & ~std::uintptr_t{63}; line < end;
-         line += 64) {
-      __builtin_prefetch(reinterpret_cast<const void*>(line));
-    }
+    prefetch_lines(t.data(), t.size());
     const b2tree::RangeHit hit = b2tree::lookup(t, key, hi);
     lo = hit.begin;
     hi = hit.end;
     // Seed 004 §3.5: the range's slots are a few cache lines; fetch them all at once rather than
     // one miss per step of the binary search.
-    for (std::size_t at = kSlotSize * lo; at < kSlotSize * hi; at += 64) {
-      __builtin_prefetch(slots + at);
-    }
+    prefetch_lines(slots + kSlotSize * lo, kSlotSize * (hi - lo));
     whole_keys = hit.skip == b2tree::kNoSkip;
     skip = whole_keys ? 0 : hit.skip;
   }

@@ -307,7 +307,7 @@ void Store::close() {
 }
 const StoreOptions& Store::options() const noexcept { return impl_->options; }
 std::int64_t Store::absolute_exptime(std::int64_t client_exptime) const noexcept {
-  return to_absolute_exptime(client_exptime, now());
+  return absolute_exptime(client_exptime, now());
 }
 std::int64_t Store::absolute_exptime(std::int64_t client_exptime, std::int64_t now) noexcept {
   return to_absolute_exptime(client_exptime, now);
