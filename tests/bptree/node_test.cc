@@ -501,6 +501,45 @@ TEST(NodeTest, B2PagesFindEveryKeyThroughTheEmbeddedTree) {
   }
 }
 
+// Within a range the search goes by the slots' heads first and compares whole keys only where
+// heads tie: here every range holds keys that share the 7 bytes after the range's skip (a tie
+// between many slots), keys whose heads differ, and one key per head, and every present key is
+// found at its place and every absent one gets its lower bound.
+TEST(NodeTest, B2RangesFindKeysWhoseHeadsTieOrDiffer) {
+  TestPage page(65536);
+  page.writer().init(NodeKind::kLeaf, 0, 32);
+  std::vector<std::string> keys;
+  for (char group = 'a'; group <= 'z'; ++group) {
+    for (int i = 0; i < 9; ++i) {
+      keys.push_back(std::string(1, group) + "same-seven-bytes/" + std::to_string(i));  // ties
+      keys.push_back(std::string(1, group) + std::to_string(i) + "-distinct-head");     // one each
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    NodeWriter w = page.writer();
+    ASSERT_TRUE(w.insert(i, keys[i], bytes_of("v")));
+  }
+  page.writer().rebuild_tree();
+  ASSERT_TRUE(page.replay_matches());
+  const Node n = page.node();
+  ASSERT_GT(n.tree().size(), 0u);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const SearchResult r = n.search(keys[i]);
+    EXPECT_TRUE(r.found && r.index == i) << keys[i];
+    for (const std::string& absent :
+         {keys[i] + "!", keys[i].substr(0, keys[i].size() - 1) + "~",
+          keys[i].substr(0, 1) + "same-seven-bytes/", keys[i].substr(0, 1) + "same-seven-bytez"}) {
+      if (std::binary_search(keys.begin(), keys.end(), absent)) continue;
+      const SearchResult a = n.search(absent);
+      EXPECT_FALSE(a.found) << absent;
+      EXPECT_EQ(a.index, static_cast<std::size_t>(
+                             std::lower_bound(keys.begin(), keys.end(), absent) - keys.begin()))
+          << absent;
+    }
+  }
+}
+
 void expect_same_slot(const Slot& got, const Slot& want) {
   EXPECT_EQ(got.offset, want.offset);
   EXPECT_EQ(got.key_size, want.key_size);
