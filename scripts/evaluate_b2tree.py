@@ -12,6 +12,9 @@ Experiments:
          §4.3's measure), bptree and b2tree with thresholds 8/16/32/64/128, every key set and
          page size, fully resident, on key sets of 1M keys in every mode but smoke: lookup and
          insert ns and the embedded trees' size per page
+  swizzle  the trees alone again, bptree and b2tree (threshold 32), the first page size, with
+         the buffer manager's pointer swizzling (tree_bench --page-table swizzle) instead of its
+         hash page table: seed 004's trees ran on Umbra's buffer manager, which swizzles (§1)
   scale  the trees alone again, bptree and b2tree (threshold 32), on key sets of 4M keys, 64
          KiB pages, the looked-up keys scattered and streamed (tree_bench --stream-keys)
 The rest through the store (store_bench, one thread, every engine of a run open at once and the
@@ -143,12 +146,12 @@ class Runner:
                            if r["engine"].split(":")[0] in PAGED]
 
     def tree_bench(self, key_set, page_size, thresholds, keys_dir=None, lookups=None, reps=None,
-                   stream=False, into=None):
+                   stream=False, into=None, page_table="hash"):
         csv_path = os.path.join(self.work, "tree.csv")
         cmd = [self.tree, "--key-file", os.path.join(keys_dir or self.work, f"{key_set}.keys"),
                "--page-size", str(page_size), "--thresholds", ",".join(map(str, thresholds)),
                "--lookups", str(lookups or self.m["tree_lookups"]), "--repetitions",
-               str(reps or self.m["tree_reps"]), "--csv", csv_path]
+               str(reps or self.m["tree_reps"]), "--page-table", page_table, "--csv", csv_path]
         if stream:
             cmd.append("--stream-keys")
         print(f"[evaluate_b2tree {time.strftime('%H:%M:%S')}] tree {key_set} "
@@ -156,8 +159,8 @@ class Runner:
         subprocess.run(cmd, check=True, capture_output=True)
         rows = self.tree_rows if into is None else into
         with open(csv_path, newline="") as f:
-            rows += [{**r, "key_set": key_set, "key_layout": "streamed" if stream else "scattered"}
-                     for r in csv.DictReader(f)]
+            rows += [{**r, "key_set": key_set, "key_layout": "streamed" if stream else "scattered",
+                      "page_table": page_table} for r in csv.DictReader(f)]
 
     def instructions(self, key_set, engine, page_size):
         """Instructions per GET from two perf runs that differ only in the GETs."""
@@ -218,6 +221,9 @@ def run(mode, build, results, wanted):
         for page_size in m["page_sizes"]:
             for key_set in SETS:
                 r.tree_bench(key_set, page_size, tree_thresholds, tree_dir)
+        for key_set in SETS:
+            r.tree_bench(key_set, main_page, [0, 32] if "b2tree" in engines else [0], tree_dir,
+                         page_table="swizzle")
         if tree_dir != work:
             shutil.rmtree(tree_dir, ignore_errors=True)
         scale = m.get("scale")
