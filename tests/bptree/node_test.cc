@@ -501,10 +501,10 @@ TEST(NodeTest, B2PagesFindEveryKeyThroughTheEmbeddedTree) {
   }
 }
 
-// Within a range the search goes by the slots' heads first and compares whole keys only where
-// heads tie: here every range holds keys that share the 7 bytes after the range's skip (a tie
-// between many slots), keys whose heads differ, and one key per head, and every present key is
-// found at its place and every absent one gets its lower bound.
+// A range's search compares the slots' heads and reads whole keys only where heads tie: here the
+// ranges hold keys that share the 7 head bytes after the range's skip (nine slots tie) beside
+// keys whose heads differ; every present key is found at its place and every absent one gets
+// its lower bound.
 TEST(NodeTest, B2RangesFindKeysWhoseHeadsTieOrDiffer) {
   TestPage page(65536);
   page.writer().init(NodeKind::kLeaf, 0, 32);
