@@ -33,6 +33,22 @@ def engine_key(label):
     return (ORDER.index(base) if base in ORDER else len(ORDER), label)
 
 
+def bar_cells(key_set, ratios):
+    """The issue's bar for `key_set` and whether the median of `ratios` meets it."""
+    bar, strict = BARS[key_set]
+    med = statistics.median(ratios) if ratios else 0
+    return [f"{'>' if strict else '≥'} {bar}", yes(med > bar if strict else med >= bar)]
+
+
+def tree_lookup_cells(key_set, base, mine):
+    """tree_bench rows of bptree (`base`) and b2tree (`mine`), repetition by repetition: their
+    lookup ns, the throughput ratio per repetition, the bar and whether it is met."""
+    look = [float(b["lookup_ns"]) / float(m["lookup_ns"]) for b, m in zip(base, mine)]
+    return [cell([float(r["lookup_ns"]) for r in base], 0),
+            cell([float(r["lookup_ns"]) for r in mine], 0), cell(look, 2),
+            *bar_cells(key_set, look)]
+
+
 class Runs:
     """b2tree_runs.csv: values per (experiment, key set, page size, engine, phase) by rep."""
 
@@ -182,13 +198,8 @@ def tree_section(res, rel, w, info):
             base, mine = runs(s, page_size, 0), runs(s, page_size, main)
             if not base or not mine:
                 continue
-            look = ratios(s, page_size, main, "lookup_ns")
-            bar, strict = BARS[s]
-            med = statistics.median(look)
             mean_bytes = statistics.median(float(r["tree_bytes_mean"]) for r in mine)
-            out.append([SET_NAMES[s], cell([float(r["lookup_ns"]) for r in base], 0),
-                        cell([float(r["lookup_ns"]) for r in mine], 0), cell(look, 2),
-                        f"{'>' if strict else '≥'} {bar}", yes(med > bar if strict else med >= bar),
+            out.append([SET_NAMES[s], *tree_lookup_cells(s, base, mine),
                         cell(ratios(s, page_size, main, "insert_ns"), 2),
                         f"{mean_bytes:.0f} ({100 * mean_bytes / page_size:.2f}%) / "
                         f"{max(int(r['tree_bytes_max']) for r in mine)}",
@@ -259,12 +270,7 @@ def swizzle_table(rows, w):
         base, mine = runs(s, 0), runs(s, 32)
         if not base or not mine:
             continue
-        look = [float(b["lookup_ns"]) / float(m["lookup_ns"]) for b, m in zip(base, mine)]
-        bar, strict = BARS[s]
-        med = statistics.median(look)
-        out.append([SET_NAMES[s], cell([float(r["lookup_ns"]) for r in base], 0),
-                    cell([float(r["lookup_ns"]) for r in mine], 0), cell(look, 2),
-                    f"{'>' if strict else '≥'} {bar}", yes(med > bar if strict else med >= bar)])
+        out.append([SET_NAMES[s], *tree_lookup_cells(s, base, mine)])
     w(table(["keys", "bptree lookup ns", "b2tree lookup ns", "lookup b2tree / bptree", "bar",
              "met"], out))
     w("\n")
@@ -300,14 +306,7 @@ def scale_section(res, w):
                 base, mine = runs(n, s, layout, 0), runs(n, s, layout, 32)
                 if not base or not mine:
                     continue
-                look = [float(b["lookup_ns"]) / float(m["lookup_ns"]) for b, m in zip(base, mine)]
-                bar, strict = BARS[s]
-                med = statistics.median(look)
-                met = med > bar if strict else med >= bar
-                out.append([f"{n:,}", SET_NAMES[s], layout,
-                            cell([float(r["lookup_ns"]) for r in base], 0),
-                            cell([float(r["lookup_ns"]) for r in mine], 0), cell(look, 2),
-                            f"{'>' if strict else '≥'} {bar}", yes(met)])
+                out.append([f"{n:,}", SET_NAMES[s], layout, *tree_lookup_cells(s, base, mine)])
     w(table(["set size", "keys", "lookups", "bptree lookup ns", "b2tree lookup ns",
              "lookup b2tree / bptree", "bar", "met"], out))
 
@@ -390,11 +389,7 @@ def section(res, rel, w):
             for s in SETS:
                 look = runs.ratio("main", s, page_size, "get", "b2tree", "bptree")
                 ins = runs.ratio("main", s, page_size, "set", "b2tree", "bptree")
-                bar, strict = BARS[s]
-                med = statistics.median(look) if look else 0
-                met = med > bar if strict else med >= bar
-                rows.append([SET_NAMES[s], cell(look, 2), f"{'>' if strict else '≥'} {bar}",
-                             yes(met), cell(ins, 2)])
+                rows.append([SET_NAMES[s], cell(look, 2), *bar_cells(s, look), cell(ins, 2)])
             w(table(["keys", "lookup b2tree / bptree", "bar", "met", "insert b2tree / bptree"],
                     rows))
 
