@@ -57,10 +57,11 @@ void fill_real_page(std::mt19937& rng, std::byte* page, std::size_t page_size, N
 // that are small, plausible or as large as their fields allow.
 void fill_random_page(std::mt19937& rng, std::byte* page, std::size_t page_size) {
   for (std::size_t i = 0; i < page_size; ++i) page[i] = static_cast<std::byte>(rng());
-  const auto kind =
-      static_cast<std::uint16_t>(rng() % 2 == 0 ? NodeKind::kLeaf : NodeKind::kInner);
+  const auto kind = static_cast<std::uint16_t>(rng() % 2 == 0 ? NodeKind::kLeaf : NodeKind::kInner);
   const auto count = static_cast<std::uint16_t>(rng() % 3 == 0 ? rng() : rng() % 64);
-  const auto tree = static_cast<std::uint16_t>(rng() % 3 == 0 ? 0 : rng() % 2 ? rng() : rng() % 600);
+  const auto tree = static_cast<std::uint16_t>(rng() % 3 == 0 ? 0
+                                               : rng() % 2    ? rng()
+                                                              : rng() % 600);
   std::memcpy(page + kKindOffset, &kind, sizeof kind);
   std::memcpy(page + kCountOffset, &count, sizeof count);
   std::memcpy(page + kTreeBytesOffset, &tree, sizeof tree);
@@ -83,7 +84,7 @@ void damage(std::mt19937& rng, std::byte* page, std::size_t page_size) {
 
 TEST(NodeFuzzTest, ReadsOnAnyPageBytesEndAndStayWithinTheOptimisticReach) {
   std::mt19937 rng(2026);
-  std::size_t leaf_hits = 0;      // searches that found a key and read its payload
+  std::size_t leaf_hits = 0;       // searches that found a key and read its payload
   std::size_t inner_descents = 0;  // child references read
   for (const std::size_t page_size : {std::size_t{4096}, std::size_t{65536}}) {
     const std::size_t total = page_size + kOptimisticReach;
@@ -103,8 +104,8 @@ TEST(NodeFuzzTest, ReadsOnAnyPageBytesEndAndStayWithinTheOptimisticReach) {
       }
       const Node node(page, page_size);
       for (int k = 0; k < 16; ++k) {
-        const std::string key = keys.empty() || rng() % 4 == 0 ? random_key(rng)
-                                                               : keys[rng() % keys.size()];
+        const std::string key =
+            keys.empty() || rng() % 4 == 0 ? random_key(rng) : keys[rng() % keys.size()];
         const SearchResult r = node.search(key);
         ASSERT_LE(r.index, node.count());
         if (node.is_inner()) {
