@@ -9,7 +9,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang-format
   libboost-dev libspdlog-dev libxxhash-dev libpmem-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libabsl-dev
-  memcached libmemcached-tools netcat-openbsd nutcracker
+  memcached libmemcached-tools netcat-openbsd nutcracker gdb
   python3 python3-pymemcache python3-pytest python3-matplotlib
   wamerican wbritish
 )

@@ -13,6 +13,7 @@ import errno
 import os
 import pathlib
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -106,6 +107,7 @@ class ServerProcess:
         self.argv = None
         self.terminated = False
         self.killed = False  # set by kill(): the test crashed it on purpose
+        self.stacks = None  # thread stacks taken before stop() had to kill it
 
     @property
     def address(self):
@@ -172,6 +174,7 @@ class ServerProcess:
             self.proc.wait(timeout=deadline_s)
             return True
         except subprocess.TimeoutExpired:
+            self.stacks = thread_stacks(self.proc.pid)
             self.proc.kill()
             self.proc.wait(timeout=STOP_DEADLINE_S)
             return False
@@ -289,6 +292,21 @@ class RawConn:
             raise
 
 
+def thread_stacks(pid):
+    """Every thread's stack of a live process, through gdb: what a server that ignores SIGTERM
+    is doing. A note instead if gdb is missing or cannot attach."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return "(no gdb on PATH: thread stacks not taken)"
+    try:
+        result = subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt"],
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                timeout=120)
+    except subprocess.TimeoutExpired:
+        return "(gdb did not finish within 120 s)"
+    return result.stdout + result.stderr
+
+
 class Reaper:
     """Servers a test has finished with. Teardown only sends SIGTERM (memcached takes about a
     second to exit, which would dominate the suite's time); the session's end waits for each
@@ -321,7 +339,10 @@ class Reaper:
             status = server.proc.returncode
             if killed or status != 0:
                 why = "did not exit on SIGTERM; killed" if killed else f"exit status {status}"
-                self.problems.append((test_id, why, server.log_text()[-5000:]))
+                report = server.log_text()[-5000:]
+                if server.stacks:
+                    report += "\n---- its threads before the kill (gdb) ----\n" + server.stacks
+                self.problems.append((test_id, why, report))
         self.pending = []
 
 
