@@ -36,9 +36,12 @@ namespace pmcached::engine {
 // A record copied out of an engine: 8-byte aligned, reused across reads.
 class RecordBuffer {
  public:
-  // Makes room for `size` bytes (contents unspecified) and returns where to write them.
+  // Makes room for `size` bytes (contents unspecified) and returns where to write them. The
+  // words are never given back: a thread that reads a long record, then a short one, then the
+  // long one again does not zero-fill the long one's room twice.
   std::byte* resize(std::size_t size) {
-    words_.resize((size + 7) / 8);
+    const std::size_t words = (size + 7) / 8;
+    if (words > words_.size()) words_.resize(words);
     size_ = size;
     return data();
   }
@@ -69,6 +72,10 @@ class RecordEngine {
 
   // Copies the record of `key` into `out`; false if the key is absent.
   [[nodiscard]] virtual bool read(std::string_view key, RecordBuffer& out) const = 0;
+  // Copies the first min(`n`, record size) bytes of the record of `key` into `out` (the store's
+  // header, without reading the rest of a long record); false if the key is absent.
+  [[nodiscard]] virtual bool read_head(std::string_view key, std::size_t n,
+                                       RecordBuffer& out) const = 0;
 
   // Stores `record` under `key`, inserting or replacing, durably.
   [[nodiscard]] virtual WriteStatus write(std::string_view key,

@@ -35,9 +35,10 @@ struct AdminState {
   std::atomic<bool> crawler_enabled{true};
   std::atomic<std::uint32_t> crawler_sleep_us{100};
   std::atomic<std::uint32_t> crawler_tocrawl{0};
-  std::atomic<std::uint64_t> crawler_starts{0};     // sweeps that ran (lru_crawler_starts)
-  std::atomic<std::uint64_t> crawler_reclaimed{0};  // items the sweep reclaimed
-  std::atomic<bool> crawl_requested{false};         // `lru_crawler crawl`: sweep all keys once
+  std::atomic<std::uint64_t> crawler_starts{0};         // sweeps that ran (lru_crawler_starts)
+  std::atomic<std::uint64_t> crawler_reclaimed{0};      // items the sweep reclaimed
+  std::atomic<std::uint64_t> crawler_items_checked{0};  // keys the sweep visited
+  std::atomic<bool> crawl_requested{false};             // `lru_crawler crawl`: sweep all keys once
   // slabs automove: recorded and shown; the heap moves chunks between classes by itself.
   std::atomic<std::uint32_t> slab_automove{1};
   std::atomic<double> slab_automove_ratio{0.8};

@@ -175,10 +175,11 @@ void Server::maintain() {
       sweep_keys = std::max<std::size_t>(sweep_keys, context_.store.stats().curr_items + 1);
     }
     if (sweep_keys > 0 && admin.crawler_enabled.load(std::memory_order_relaxed)) {
-      const std::size_t reclaimed = context_.store.reclaim_expired(sweep_keys);
+      const engine::SweepResult sweep = context_.store.reclaim_expired(sweep_keys);
       admin.crawler_starts.fetch_add(1, std::memory_order_relaxed);
-      admin.crawler_reclaimed.fetch_add(reclaimed, std::memory_order_relaxed);
-      if (reclaimed > 0) spdlog::debug("expiry sweep reclaimed {} items", reclaimed);
+      admin.crawler_reclaimed.fetch_add(sweep.reclaimed, std::memory_order_relaxed);
+      admin.crawler_items_checked.fetch_add(sweep.visited, std::memory_order_relaxed);
+      if (sweep.reclaimed > 0) spdlog::debug("expiry sweep reclaimed {} items", sweep.reclaimed);
     }
     maintain();
   });

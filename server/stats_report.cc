@@ -78,6 +78,8 @@ void write_general(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("evictions", s.evictions);
   w.stat("reclaimed", s.reclaimed);
   w.stat("crawler_reclaimed", context.admin.crawler_reclaimed.load(std::memory_order_relaxed));
+  w.stat("crawler_items_checked",
+         context.admin.crawler_items_checked.load(std::memory_order_relaxed));
   w.stat("engine", context.store.engine_name());
   w.stat("engine_persistent",
          std::string_view(context.store.engine_capabilities().persistent ? "yes" : "no"));

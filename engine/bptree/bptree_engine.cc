@@ -129,6 +129,10 @@ bool BpTreeEngine::read(std::string_view key, RecordBuffer& out) const {
   return tree_->read(key, out);
 }
 
+bool BpTreeEngine::read_head(std::string_view key, std::size_t n, RecordBuffer& out) const {
+  return tree_->read(key, out, n);
+}
+
 WriteStatus BpTreeEngine::write(std::string_view key, std::span<const std::byte> record) {
   return run([&](buffer::MiniTransaction& txn) { return tree_->upsert(txn, key, record); });
 }

@@ -24,6 +24,7 @@ class BpTreeEngine final : public RecordEngine {
   std::string_view name() const noexcept override;
   EngineCapabilities capabilities() const noexcept override;
   bool read(std::string_view key, RecordBuffer& out) const override;
+  bool read_head(std::string_view key, std::size_t n, RecordBuffer& out) const override;
   WriteStatus write(std::string_view key, std::span<const std::byte> record) override;
   bool erase(std::string_view key) override;
   bool patch(std::string_view key, std::size_t offset, std::span<const std::byte> bytes,

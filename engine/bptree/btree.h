@@ -97,8 +97,11 @@ class BTree {
   // std::runtime_error if page 1 is not a bptree meta page.
   void load();
 
-  // Copies the record of `key` into `out`; false if absent.
-  [[nodiscard]] bool read(std::string_view key, RecordBuffer& out) const;
+  // Copies the first min(`limit`, size) bytes of the record of `key` into `out`; false if absent.
+  // An overflow record's first kOverflowPrefix bytes are in its leaf: a head that short reads
+  // no page of the chain.
+  [[nodiscard]] bool read(std::string_view key, RecordBuffer& out,
+                          std::size_t limit = SIZE_MAX) const;
   // Inserts or replaces. Keys are 1..kMaxKeySize bytes. kFull: the page file has no room for
   // the pages the write may need; nothing changed.
   [[nodiscard]] WriteStatus upsert(MiniTransaction& txn, std::string_view key,

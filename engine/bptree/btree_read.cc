@@ -147,15 +147,15 @@ void BTree::copy_record(const std::byte* leaf, std::size_t index, std::size_t of
   }
 }
 
-bool BTree::read(std::string_view key, RecordBuffer& out) const {
+bool BTree::read(std::string_view key, RecordBuffer& out, std::size_t limit) const {
   const PageGuard leaf = descend(key, LatchMode::kShared);
   const Node node(leaf.data(), page_size_);
   const SearchResult r = node.search(key);
   if (!r.found) return false;
   const std::span<const std::byte> payload = node.payload(r.index);
-  const std::size_t size = (node.flags(r.index) & kOverflowRecord) != 0
-                               ? decode_overflow_ref(payload).size
-                               : payload.size();
+  const std::size_t size = std::min(limit, (node.flags(r.index) & kOverflowRecord) != 0
+                                               ? decode_overflow_ref(payload).size
+                                               : payload.size());
   copy_record(leaf.data(), r.index, 0, size, out.resize(size));
   return true;
 }

@@ -281,7 +281,7 @@ StoreStatus Store::touch(std::string_view key, std::int64_t exptime) noexcept {
   return impl_->touch(key, exptime);
 }
 void Store::flush_all(std::int64_t delay_seconds) noexcept { impl_->flush_all(delay_seconds); }
-std::size_t Store::reclaim_expired(std::size_t max_visits) noexcept {
+SweepResult Store::reclaim_expired(std::size_t max_visits) noexcept {
   return impl_->reclaim_dead(max_visits);
 }
 void Store::reset_stats() noexcept { impl_->reset_stats(); }

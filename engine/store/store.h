@@ -184,6 +184,12 @@ struct SlabStats {
   std::uint64_t page_size = 0;  // bytes of one slab page
 };
 
+// What one call of the background expiry sweep did.
+struct SweepResult {
+  std::size_t visited = 0;    // keys looked at (memcached's crawler_items_checked)
+  std::size_t reclaimed = 0;  // expired or flushed items unlinked
+};
+
 // Counters for `stats` and `stats items`.
 struct StoreStats {
   std::uint64_t curr_items = 0;
@@ -252,8 +258,8 @@ class Store {
   void flush_all(std::int64_t delay_seconds) noexcept;
 
   // Background sweep: reclaims expired and flushed items, visiting at most `max_visits` keys
-  // from where the previous sweep stopped (it wraps around). Returns how many it reclaimed.
-  std::size_t reclaim_expired(std::size_t max_visits) noexcept;
+  // from where the previous sweep stopped (it wraps around), and no key twice in one call.
+  SweepResult reclaim_expired(std::size_t max_visits) noexcept;
 
   // Visits the live items whose keys are >= `from`, in key order, until `visit` returns false
   // (stats cachedump, lru_crawler metadump). Reads no access bits (nothing is bumped). Each visit

@@ -122,6 +122,10 @@ struct Store::Impl {
   // The record of `key`, live or not, or nullptr. A record engine's is a copy in a per-thread
   // buffer, valid until this thread's next lookup_record().
   ItemHeader* lookup_record(std::string_view key) noexcept;
+  // As lookup_record(), but of a record engine's record only the header is copied: the key and
+  // value behind it are not there. For checks of the header alone (the expiry sweep), which
+  // should not copy a megabyte value or read its overflow pages.
+  ItemHeader* lookup_header(std::string_view key) noexcept;
   // Removes `key`'s record from the index or engine (`item` is what lookup_record() gave).
   void erase_record(std::string_view key, ItemHeader* item) noexcept;
   // Makes `fresh` the record of its key. False if the engine had no room (nothing changed).
@@ -293,11 +297,12 @@ struct Store::Impl {
   }
   // Collects up to kClockBatch keys from the CLOCK hand onwards (wrapping) and moves it.
   void collect_clock_batch(std::vector<std::string>& batch);
-  // The same for any hand; the caller holds the hand's mutex.
-  void collect_batch(std::string& cursor, std::vector<std::string>& batch);
+  // The same for any hand and at most `limit` keys; the caller holds the hand's mutex.
+  void collect_batch(std::string& cursor, std::vector<std::string>& batch,
+                     std::size_t limit = kClockBatch);
   // The background sweep: unlinks expired and flushed items, visiting at most `max_visits`
   // keys from where the last sweep stopped. Returns how many it reclaimed.
-  std::size_t reclaim_dead(std::size_t max_visits) noexcept;
+  SweepResult reclaim_dead(std::size_t max_visits) noexcept;
   // One CLOCK step on `key` (key order, -M only); true if its record was freed.
   bool clock_visit(const std::string& key, std::int64_t now) noexcept;
 

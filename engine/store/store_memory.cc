@@ -191,7 +191,8 @@ void Store::Impl::collect_clock_batch(std::vector<std::string>& batch) {
   collect_batch(hand, batch);
 }
 
-void Store::Impl::collect_batch(std::string& cursor, std::vector<std::string>& batch) {
+void Store::Impl::collect_batch(std::string& cursor, std::vector<std::string>& batch,
+                                std::size_t limit) {
   const std::string start = cursor;
   bool first = true;
   // From the hand to the end; the hand's own key was visited by the previous batch.
@@ -201,14 +202,14 @@ void Store::Impl::collect_batch(std::string& cursor, std::vector<std::string>& b
       if (!start.empty() && key == start) return true;
     }
     batch.emplace_back(key);
-    return batch.size() < kClockBatch;
+    return batch.size() < limit;
   });
-  if (batch.size() < kClockBatch && !start.empty()) {
+  if (batch.size() < limit && !start.empty()) {
     // Wrap around: from the beginning up to and including the hand's key.
     scan_keys("", [&](std::string_view key) {
       if (key > start) return false;
       batch.emplace_back(key);
-      return batch.size() < kClockBatch;
+      return batch.size() < limit;
     });
   }
   if (!batch.empty()) cursor = batch.back();  // claims the batch
@@ -340,15 +341,20 @@ bool Store::Impl::make_block(std::size_t class_size, int attempt) noexcept {
   return evacuate_for(class_size);
 }
 
-std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
-  std::size_t reclaimed = 0;
+SweepResult Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
+  SweepResult result;
+  std::size_t& visits = result.visited;
+  // One pass at most: the hand wraps around, and a small store would otherwise be visited
+  // over and over within one call (a few keys, 10,000 visits a second: every key thousands
+  // of times).
+  max_visits = std::min(max_visits, key_count());
   try {
     std::vector<std::string> batch;
-    for (std::size_t visits = 0; visits < max_visits;) {
+    while (visits < max_visits) {
       batch.clear();
       {
         std::lock_guard lock(sweep_mutex);
-        collect_batch(sweep_hand, batch);
+        collect_batch(sweep_hand, batch, std::min(kClockBatch, max_visits - visits));
       }
       if (batch.empty()) break;
       const std::int64_t now = clock.now();
@@ -356,7 +362,7 @@ std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
         ++visits;
         Stripe& stripe = stripes.for_key(key);
         std::lock_guard lock(stripe.mutex);
-        ItemHeader* item = lookup_record(key);
+        ItemHeader* item = lookup_header(key);
         if (item == nullptr || !is_dead(*item, now)) continue;
         stripe.add(Counter::kReclaimed);
         count(ClassCounter::kReclaimed, *item);
@@ -365,13 +371,13 @@ std::size_t Store::Impl::reclaim_dead(std::size_t max_visits) noexcept {
           count(ClassCounter::kExpiredUnfetched, *item);
         }
         unlink(key, item, stripe);
-        ++reclaimed;
+        ++result.reclaimed;
       }
     }
   } catch (const std::bad_alloc&) {
     // Try again at the next sweep.
   }
-  return reclaimed;
+  return result;
 }
 
 bool Store::Impl::evacuate_for(std::size_t class_size, Stripe* held,

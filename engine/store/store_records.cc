@@ -51,6 +51,19 @@ ItemHeader* Store::Impl::lookup_record(std::string_view key) noexcept {
   return item;
 }
 
+ItemHeader* Store::Impl::lookup_header(std::string_view key) noexcept {
+  if (!records) return lookup_record(key);
+  RecordBuffer& buffer = looked_up();
+  try {
+    if (!records->read_head(key, sizeof(ItemHeader), buffer)) return nullptr;
+  } catch (const std::exception&) {
+    return nullptr;  // as in lookup_record()
+  }
+  auto* item = reinterpret_cast<ItemHeader*>(buffer.data());
+  if (buffer.size() != sizeof(ItemHeader) || item->key_size != key.size()) return nullptr;
+  return item;
+}
+
 void Store::Impl::erase_record(std::string_view key, ItemHeader* item) noexcept {
   if (records) {
     try {

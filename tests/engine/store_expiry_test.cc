@@ -1,4 +1,8 @@
 // Store: memcached expiry rules and flush_all, driven by a ManualClock.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "engine/store/expiry.h"
@@ -142,9 +146,9 @@ TEST(StoreSweep, ReclaimsExpiredItemsWithoutAccess) {
     request.exptime = i < 60 ? 10 : 0;  // 60 expire, 40 never do
     ASSERT_EQ(store->store(request).status, StoreStatus::kStored);
   }
-  EXPECT_EQ(store->reclaim_expired(1000), 0u);
+  EXPECT_EQ(store->reclaim_expired(1000).reclaimed, 0u);
   clock.advance(11);
-  EXPECT_EQ(store->reclaim_expired(1000), 60u);
+  EXPECT_EQ(store->reclaim_expired(1000).reclaimed, 60u);
   EXPECT_EQ(store->stats().curr_items, 40u);
   EXPECT_EQ(store->stats().reclaimed, 60u);
   EXPECT_EQ(store->stats().expired_unfetched, 60u);
@@ -166,12 +170,82 @@ TEST(StoreSweep, VisitsABoundedSliceAndResumesWhereItStopped) {
   clock.advance(6);
   std::size_t total = 0;
   for (int tick = 0; tick < 4; ++tick) {
-    const std::size_t n = store->reclaim_expired(32);
+    const std::size_t n = store->reclaim_expired(32).reclaimed;
     EXPECT_LE(n, 32u);
     total += n;
   }
   EXPECT_EQ(total, 100u);
   EXPECT_EQ(store->stats().curr_items, 0u);
+}
+
+void store_keys(Store& store, int n, std::int64_t exptime, std::string_view value = "v") {
+  for (int i = 0; i < n; ++i) {
+    std::string key("k");
+    key += std::to_string(1000 + i);
+    StoreRequest request;
+    request.key = key;
+    request.value = value;
+    request.exptime = exptime;
+    ASSERT_EQ(store.store(request).status, StoreStatus::kStored);
+  }
+}
+
+// The sweep's hand wraps around; a call allowed more visits than there are keys must still
+// look at each key once, not go round again (a stalled listener's call may allow 10,000).
+TEST(StoreSweep, VisitsEachKeyAtMostOncePerCall) {
+  ManualClock clock;
+  auto opened = testing::make_store(clock);
+  Store& store = opened->store();
+  store_keys(store, 40, 10);
+  EXPECT_EQ(store.reclaim_expired(10'000).visited, 40u);
+  clock.advance(11);
+  // Bounded calls go on where the last one stopped; once 30 are gone, 10 keys are left to visit.
+  for (const std::size_t expected : {15u, 15u, 10u}) {
+    const SweepResult sweep = store.reclaim_expired(15);
+    EXPECT_EQ(sweep.visited, expected);
+    EXPECT_EQ(sweep.reclaimed, expected);
+  }
+  EXPECT_EQ(store.stats().curr_items, 0u);
+}
+
+// A paged engine keeps its records on its pages: the sweep reads each record's header only,
+// not a 900 KB value and its overflow pages, and still reclaims what expired.
+TEST(StoreSweep, ReadsOnlyTheHeadersOfAPagedEnginesRecords) {
+  char pattern[] = "/tmp/pmcached_sweep_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::filesystem::path dir(pattern);
+  ManualClock clock;
+  {
+    StoreConfig config;
+    config.engine = "bptree";
+    config.pool_path = (dir / "store.pool").string();
+    config.pool_bytes = 16u << 20;
+    config.paged.log_bytes = 8u << 20;
+    config.paged.page_size = 4096;
+    config.paged.buffer_pool_bytes = 8u << 20;
+    config.paged.page_file_bytes = 64u << 20;
+    auto opened = open_store(std::move(config), clock);
+    Store& store = opened->store();
+    store_keys(store, 3, 10, std::string(900 * 1024, 'v'));
+    const auto fixes = [&] {
+      for (const EngineStat& stat : store.engine_stats()) {
+        if (stat.name == "buffer_fixes") return std::stoull(stat.value);
+      }
+      ADD_FAILURE() << "no buffer_fixes in the engine's stats";
+      return 0ull;
+    };
+    const unsigned long long before = fixes();
+    const SweepResult sweep = store.reclaim_expired(100);
+    EXPECT_EQ(sweep.visited, 3u);
+    EXPECT_EQ(sweep.reclaimed, 0u);
+    // A whole record would fix its 225 overflow pages; a header is in the leaf.
+    EXPECT_LT(fixes() - before, 30u);
+    clock.advance(11);
+    EXPECT_EQ(store.reclaim_expired(100).reclaimed, 3u);
+    EXPECT_EQ(store.stats().curr_items, 0u);
+    opened->close();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

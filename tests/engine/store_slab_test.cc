@@ -141,7 +141,7 @@ TEST_F(StoreTest, ExpiredItemsAreReclaimedPerClassAndAgeIsTheOldestAccess) {
   ASSERT_EQ(set("keep", "v"), StoreStatus::kStored);
   clock_.advance(20);
   EXPECT_EQ(store_->slab_stats().classes[0].age, 20u);
-  EXPECT_EQ(store_->reclaim_expired(100), 1u);
+  EXPECT_EQ(store_->reclaim_expired(100).reclaimed, 1u);
   const SizeClassStats c = store_->slab_stats().classes[0];
   EXPECT_EQ(c.reclaimed, 1u);
   EXPECT_EQ(c.expired_unfetched, 1u);
