@@ -247,6 +247,7 @@ std::vector<EngineStat> BpTreeEngine::stats() const {
   add("tree_merges", t.merges);
   add("tree_borrows", t.borrows);
   add("tree_pessimistic_writes", t.pessimistic_writes);
+  add("tree_latched_reads", t.latched_reads);
   add("overflow_records_written", t.overflow_records_written);
   if (b2_threshold_ > 0) {
     const TreeRebuilds r = tree_rebuilds();

@@ -8,9 +8,13 @@
 //     right; the meta page is latched last, after every tree page of the operation, and a holder
 //     of the meta page latches only pages no tree operation can reach (free-list pages, new pages,
 //     the overflow chain of a record whose leaf it holds exclusively).
-//   - Reads couple shared latches down to the leaf. The root is found through an in-memory root
-//     id, validated after its page is latched (a root split or collapse changes the id while
-//     holding the old root exclusively, so a stale id is always noticed).
+//   - Reads go down without latches or pins first (seed 004 §3.6; the buffer manager's
+//     optimistic reads): each page's version is validated after the next page's was read, the
+//     leaf's after the record was copied out. A read that a writer gets in the way of, that
+//     meets a page not resident or a record in an overflow chain, starts again with latches:
+//     shared latch coupling down to the leaf. Either way the root is found through an in-memory
+//     root id, checked after its page is latched or its version read (a root split or collapse
+//     changes the id while holding the old root exclusively, so a stale id is always noticed).
 //   - Writes first descend optimistically: shared latches on inner pages, exclusive on the leaf.
 //     Most writes end there (a leaf that takes the change without a split, or loses a record
 //     without underflowing), so writers on different leaves run in parallel and inner pages are
@@ -19,11 +23,9 @@
 //     that is safe (an insert: the node has room for one more largest separator; an erase: it
 //     stays above a quarter full after losing its largest entry) and, for erases, latching the
 //     sibling a merge would use (left sibling before the node, right sibling after it).
-//     Why latch coupling and not optimistic lock coupling: the buffer manager's latches are
-//     shared/exclusive (no versions to validate), a reader holds a page for one binary search,
-//     and on a 2-core machine two threads rarely meet on a page; OLC's gain (readers writing no
-//     shared cache line) is not measured here, its cost (restarts, validated reads of pages a
-//     writer may be changing) would be paid on every page of the paged half.
+//     Writers latch their inner pages shared rather than reading them optimistically: a writer
+//     holds the leaf exclusively anyway, and what optimism saves (four locked instructions per
+//     page, docs/B2TREE.md) was measured for reads only.
 //     Pessimistic descents unswizzle the children of each page they latch exclusively, so the
 //     pool can still evict those children meanwhile (see hold_exclusive()).
 //   - Scans re-descend from the last key they visited for every leaf (see scan()), holding no
@@ -46,6 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,6 +77,9 @@ struct BTreeStats {
   std::uint64_t borrows = 0;
   std::uint64_t root_splits = 0;
   std::uint64_t pessimistic_writes = 0;  // writes that had to descend again exclusively
+  // Reads that could not finish optimistically (a writer got in the way, a page was not
+  // resident, the record is in an overflow chain) and descended again with latches.
+  std::uint64_t latched_reads = 0;
   std::uint64_t overflow_records_written = 0;
 };
 
@@ -152,6 +158,10 @@ class BTree {
   // pool may evict them while it is held (an evictor needs the parent's latch, shared, to take a
   // victim's tagged reference out of it).
   PageGuard hold_exclusive(PageGuard page);
+  // read() without latches or pins (the buffer manager's optimistic reads): true or false as
+  // read(), nullopt if it has to be done with latches.
+  std::optional<bool> read_optimistic(std::string_view key, RecordBuffer& out,
+                                      std::size_t limit) const;
   // Shared coupling down to the leaf for `key`, latched `leaf_mode`.
   PageGuard descend(std::string_view key, LatchMode leaf_mode) const;
   // Copies bytes [offset, offset + n) of the record in slot `index` of `leaf` into `out`.
@@ -215,6 +225,7 @@ class BTree {
   mutable std::atomic<std::uint64_t> borrows_{0};
   mutable std::atomic<std::uint64_t> root_splits_{0};
   mutable std::atomic<std::uint64_t> pessimistic_{0};
+  mutable std::atomic<std::uint64_t> latched_reads_{0};
   mutable std::atomic<std::uint64_t> overflow_written_{0};
 };
 

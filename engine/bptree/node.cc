@@ -53,6 +53,12 @@ void encode_slot(const Slot& slot, bool wide, std::byte* out) noexcept {
 
 namespace {
 
+// `s` past its first `n` bytes (empty if it is shorter): never throws, as an optimistic reader
+// may find a slot whose key is shorter than the skip it was given.
+std::string_view tail(std::string_view s, std::size_t n) noexcept {
+  return s.substr(std::min(n, s.size()));
+}
+
 // <0, 0, >0 as `key` sorts before, equal to or after the key of the slot at `at` (narrow or
 // `Wide`), where `head` is the head that slot layout takes of `key` after `skip` bytes, which
 // both keys share (0 on bptree pages). Reads the record only when the heads tie.
@@ -68,7 +74,7 @@ int compare_slot(const std::byte* page, std::string_view key, std::uint64_t head
   if (key.size() >= known && other.size() >= known) {
     return key.substr(known).compare(other.substr(known));
   }
-  return key.substr(skip).compare(other.substr(skip));
+  return tail(key, skip).compare(tail(other, skip));
 }
 
 }  // namespace

@@ -2,10 +2,15 @@
 // different cores do not bounce one cache line (each thread adds to its own stripe; reading
 // sums the stripes).
 //
+// The first kOwnedStripes threads own a stripe each and add with a plain load and store: a
+// locked add on every fix is a full fence on x86, which holds back the loads of the page
+// being searched. Later threads share the last stripe and add atomically.
+//
 // Thread safety: add() from any thread; sum() from any thread (a sum is not a snapshot across
 // counters, only each counter is exact once the adding threads are done).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -29,8 +34,13 @@ enum class BufferEvent : std::uint8_t {
 class BufferCounters {
  public:
   void add(BufferEvent event, std::uint64_t n = 1) noexcept {
-    stripes_[stripe()].counts[static_cast<std::size_t>(event)].fetch_add(n,
-                                                                         std::memory_order_relaxed);
+    const std::size_t s = stripe();
+    std::atomic<std::uint64_t>& count = stripes_[s].counts[static_cast<std::size_t>(event)];
+    if (s < kOwnedStripes) {
+      count.store(count.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      count.fetch_add(n, std::memory_order_relaxed);
+    }
   }
 
   [[nodiscard]] std::uint64_t sum(BufferEvent event) const noexcept {
@@ -42,15 +52,18 @@ class BufferCounters {
   }
 
  private:
-  static constexpr std::size_t kStripes = 8;
+  static constexpr std::size_t kOwnedStripes = 8;
+  static constexpr std::size_t kStripes = kOwnedStripes + 1;  // the last one shared
   struct alignas(64) Stripe {
     std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(BufferEvent::kCount)> counts{};
   };
 
-  // Threads take stripes in turn, so the first kStripes threads never share one.
+  // A thread's stripe, taken on its first add: the first kOwnedStripes threads of the process
+  // get one each, for good; every later thread the shared one.
   static std::size_t stripe() noexcept {
     static std::atomic<std::size_t> next{0};
-    thread_local const std::size_t mine = next.fetch_add(1, std::memory_order_relaxed) % kStripes;
+    thread_local const std::size_t mine =
+        std::min(next.fetch_add(1, std::memory_order_relaxed), kOwnedStripes);
     return mine;
   }
 

@@ -7,6 +7,9 @@
 // is not a pin: what keeps a swizzled child's parent resident is swizzled_children, which the
 // evictor checks separately (docs/BUFFER_MANAGER.md).
 //
+// The latch's version lets a reader use the page with neither pin nor latch and check afterwards
+// that nothing changed it (BufferManager::read_optimistic).
+//
 // Thread safety: the atomics may be read at any time. `page` changes only under an exclusive
 // latch while the frame is claimed by its loader or evictor; `dirty` is set under an exclusive
 // latch; `parent` and `swizzled_children` change while the parent's latch is held.
@@ -14,9 +17,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <shared_mutex>
 
 #include "engine/buffer/buffer_types.h"
+#include "engine/buffer/frame_latch.h"
 
 namespace pmcached::buffer {
 
@@ -25,8 +28,9 @@ struct alignas(64) BufferFrame {
   // `parent` while a swizzle of our reference is under way (not yet swizzled).
   static constexpr FrameId kSwizzling = kNoFrame - 1;
 
-  std::shared_mutex latch;
+  // An optimistic reader needs only the first cache line: the page id and the latch's version.
   std::atomic<PageId> page{kNoPage};  // kNoPage: free, or a load that failed
+  FrameLatch latch;
   std::atomic<std::int32_t> pins{0};
   std::atomic<bool> dirty{false};
   // kSwizzle: the frame whose page holds our tagged reference (kNoFrame: not swizzled;

@@ -102,6 +102,7 @@ struct BufferManager::Impl {
   PageGuard fix(PageId id, LatchMode mode, FrameId held = kNoFrame);
   PageGuard try_fix_resident(FrameId f, PageId id, LatchMode mode);
   PageGuard hit(FrameId f, PageId id, LatchMode mode);
+  OptimisticPage read_resident(FrameId f, PageId id);
   PageGuard load(PageId id, LatchMode mode, FrameId held);
   FrameId take_frame(FrameId held);
   void release_frame(FrameId f);
@@ -123,7 +124,7 @@ BufferManager::Impl::Impl(BufferManager& owner_in, PageFile& file_in, BufferOpti
       options(std::move(options_in)),
       page_size(file_in.page_size()),
       frame_count(options.frames),
-      memory(options.frames * file_in.page_size()),
+      memory(options.frames * file_in.page_size() + kOptimisticReach),
       frames(std::make_unique<BufferFrame[]>(options.frames)),
       policy(make_replacement_policy(options.eviction, options.frames, options.seed)) {
   free_frames.reserve(frame_count);
@@ -193,6 +194,17 @@ PageGuard BufferManager::Impl::try_fix_resident(FrameId f, PageId id, LatchMode 
     return {};
   }
   return guard(f, id, mode);
+}
+
+// An optimistic hit: frame `f` held page `id`, unlatched, when its version was read (the id is
+// read after the version, so validating the version later proves the frame kept the page).
+OptimisticPage BufferManager::Impl::read_resident(FrameId f, PageId id) {
+  const BufferFrame& frame = frames[f];
+  const std::uint64_t version = frame.latch.version();
+  if (FrameLatch::exclusive(version) || frame.page.load(std::memory_order_acquire) != id) return {};
+  counters.add(BufferEvent::kHits);
+  policy->on_hit(f);
+  return OptimisticPage(f, version, data(f));
 }
 
 // A miss: the page is published in the table while its frame is latched exclusively, so
@@ -538,6 +550,58 @@ PageGuard BufferManager::fix_child(const PageGuard& parent, std::uint64_t* slot,
     m.counters.add(BufferEvent::kFixRetries);
     std::this_thread::yield();
   }
+}
+
+OptimisticPage BufferManager::read_optimistic(PageId id) const {
+  Impl& m = *impl_;
+  if (id == m.root.load(std::memory_order_relaxed)) {
+    const FrameId f = m.root_frame.load(std::memory_order_relaxed);
+    if (f != kNoFrame) {
+      if (OptimisticPage page = m.read_resident(f, id)) return page;
+    }
+  }
+  std::uint64_t probes = 0;
+  const FrameId f = m.table.lookup(id, probes);
+  m.counters.add(BufferEvent::kHashProbes, probes);
+  if (f == kNoFrame) return {};
+  return m.read_resident(f, id);
+}
+
+OptimisticPage BufferManager::read_child_optimistic(const OptimisticPage& parent,
+                                                    const std::uint64_t* slot) const {
+  Impl& m = *impl_;
+  // The slot's place came from bytes that may be changing: read it only if it is a word.
+  if (reinterpret_cast<std::uintptr_t>(slot) % alignof(std::uint64_t) != 0) return {};
+  auto* word = const_cast<std::uint64_t*>(slot);  // atomic_ref needs a mutable object; not written
+  const std::uint64_t ref = atomic_slot(*word).load(std::memory_order_acquire);
+  OptimisticPage child;
+  if (!is_swizzled(ref)) {
+    if (m.swizzling()) return {};  // fix_child() swizzles it, for the readers after this one
+    child = read_optimistic(ref);
+  } else {
+    const FrameId f = frame_of(ref);
+    if (f >= m.frame_count) return {};  // not a reference: the parent is changing
+    const BufferFrame& frame = m.frames[f];
+    const std::uint64_t version = frame.latch.version();
+    // As in fix_child(): if the slot still names the frame after its version was read, the
+    // frame held the child then (a slot is untagged before its frame is emptied).
+    if (FrameLatch::exclusive(version) ||
+        atomic_slot(*word).load(std::memory_order_acquire) != ref ||
+        frame.page.load(std::memory_order_acquire) == kNoPage) {
+      return {};
+    }
+    m.counters.add(BufferEvent::kHits);
+    m.counters.add(BufferEvent::kSwizzledFixes);
+    m.policy->on_hit(f);
+    child = OptimisticPage(f, version, m.data(f));
+  }
+  // The parent unchanged after the child's version was read: the reference led to the child.
+  if (!child || !validate(parent)) return {};
+  return child;
+}
+
+bool BufferManager::validate(const OptimisticPage& page) const noexcept {
+  return impl_->frames[page.frame_].latch.validate(page.version_);
 }
 
 PageGuard BufferManager::fix_new(PageId id) {

@@ -126,6 +126,33 @@ class PageGuard {
   std::byte* data_ = nullptr;
 };
 
+// Bytes past a page's start that an optimistic read may touch, whatever the page holds: the
+// pool's memory extends this far past its last frame.
+inline constexpr std::size_t kOptimisticReach = std::size_t{1} << 20;
+
+// A page read with neither pin nor latch (seed 004 §3.6; LeanStore's optimistic latching).
+// Until BufferManager::validate() says otherwise, its bytes may be changing, or belong to
+// another page by now: whatever is computed from them counts only if validate() holds
+// afterwards, and the code reading them must stay within kOptimisticReach of data() and end
+// whatever it finds there. Copyable; holds nothing.
+class OptimisticPage {
+ public:
+  OptimisticPage() = default;
+
+  [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
+  [[nodiscard]] FrameId frame() const noexcept { return frame_; }
+  [[nodiscard]] const std::byte* data() const noexcept { return data_; }
+
+ private:
+  friend class BufferManager;
+  OptimisticPage(FrameId frame, std::uint64_t version, const std::byte* data) noexcept
+      : frame_(frame), version_(version), data_(data) {}
+
+  FrameId frame_ = kNoFrame;
+  std::uint64_t version_ = 0;
+  const std::byte* data_ = nullptr;
+};
+
 class BufferManager {
  public:
   BufferManager(PageFile& file, BufferOptions options);
@@ -143,6 +170,19 @@ class BufferManager {
   // leads straight to its frame; a plain one is fixed by id and then swizzled in place with one
   // atomic 8-byte compare-and-swap (so readers under a shared parent latch see either form).
   [[nodiscard]] PageGuard fix_child(const PageGuard& parent, std::uint64_t* slot, LatchMode mode);
+
+  // Optimistic reads: no pin, no latch, no write to the frame. Empty when the page cannot be
+  // read that way (not resident, latched exclusively; fix() it then); a read counts as a hit.
+  // For the page `id`:
+  [[nodiscard]] OptimisticPage read_optimistic(PageId id) const;
+  // For the child whose reference is the word at `slot` inside `parent`'s page; also empty if
+  // `parent` changed since it was read, or (kSwizzle) the reference is not swizzled yet, so that
+  // fix_child() swizzles it for the next reader.
+  [[nodiscard]] OptimisticPage read_child_optimistic(const OptimisticPage& parent,
+                                                     const std::uint64_t* slot) const;
+  // True if no exclusive latch was taken on the page (by a writer, its loader or its evictor)
+  // since it was read: what was read from it is one consistent state of page `id`.
+  [[nodiscard]] bool validate(const OptimisticPage& page) const noexcept;
 
   // A page the engine has just allocated (its id may be past the file's end; the file is extended):
   // zeroed, not read, latched exclusively and dirty. Throws BufferFullError as fix() does, and

@@ -212,6 +212,31 @@ TEST_P(BTreeTest, OverflowRecordsRoundTripAndTheirPagesAreReused) {
   EXPECT_EQ(h.tree().check(), "");
 }
 
+// Reads of resident pages go without latches (the buffer manager's optimistic reads) and count
+// nothing; a record in an overflow chain is read with latches, and counted.
+TEST_P(BTreeTest, ResidentReadsNeedNoLatchesButOverflowChainsDo) {
+  TreeHarness h(options(512));
+  for (int i = 0; i < 1500; ++i) {
+    const std::string key = numbered("key", i);
+    ASSERT_EQ(h.put(key, make_value(key, 0, 60)), WriteStatus::kInserted);
+  }
+  ASSERT_GE(h.tree().stats().height, 2u);
+  // kSwizzle: a reference a split left unswizzled sends its first reader to the latched path,
+  // which swizzles it; one pass makes every path swizzled.
+  for (int i = 0; i < 1500; ++i) ASSERT_TRUE(h.get(numbered("key", i)).has_value());
+  const std::uint64_t before = h.tree().stats().latched_reads;
+  for (int i = 0; i < 1500; ++i) {
+    const std::string key = numbered("key", i);
+    ASSERT_EQ(h.get(key), make_value(key, 0, 60));
+  }
+  EXPECT_FALSE(h.get("key").has_value());
+  EXPECT_FALSE(h.get("key9999999").has_value());
+  EXPECT_EQ(h.tree().stats().latched_reads, before);
+  ASSERT_EQ(h.put("chained", make_value("chained", 1, 20000)), WriteStatus::kInserted);
+  EXPECT_EQ(h.get("chained"), make_value("chained", 1, 20000));
+  EXPECT_EQ(h.tree().stats().latched_reads, before + 1);
+}
+
 TEST_P(BTreeTest, PatchOverwritesBytesInPlace) {
   TreeHarness h(options());
   std::string small = make_value("s", 0, 100);
