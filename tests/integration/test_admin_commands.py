@@ -6,6 +6,7 @@ PMCACHED_SERVER="/usr/bin/memcached -U 0" to see). Kept lean: it runs once per e
 import os
 import re
 import shlex
+import time
 
 PAGED = ("bptree", "b2tree")
 
@@ -175,6 +176,23 @@ def test_lru_crawler_settings(server, connect):
     # thread"); pmcached's sweep restarts (OK).
     assert c.request(b"lru_crawler enable\r\n") in (
         b"OK\r\n", b"ERROR failed to start lru crawler thread\r\n")
+
+
+def crawler_items_checked(c):
+    return int(re.search(rb"STAT crawler_items_checked (\d+)\r\n", c.request(b"stats\r\n")).group(1))
+
+
+def test_lru_crawler_crawl_counts_the_items_it_checks(server, connect):
+    c = connect(server)
+    for i in range(3):
+        assert c.request(b"set crawled%d 0 0 1\r\nx\r\n" % i) == b"STORED\r\n"
+    before = crawler_items_checked(c)
+    assert c.request(b"lru_crawler crawl all\r\n") == b"OK\r\n"
+    # The crawl runs in the background (memcached: its crawler thread; pmcached: the sweep).
+    deadline = time.monotonic() + 10
+    while crawler_items_checked(c) < before + 3:
+        assert time.monotonic() < deadline, "the crawl did not check the three items"
+        time.sleep(0.01)
 
 
 def test_slabs_commands(server, connect):
