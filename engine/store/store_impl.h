@@ -301,7 +301,7 @@ struct Store::Impl {
   void collect_batch(std::string& cursor, std::vector<std::string>& batch,
                      std::size_t limit = kClockBatch);
   // The background sweep: unlinks expired and flushed items, visiting at most `max_visits`
-  // keys from where the last sweep stopped. Returns how many it reclaimed.
+  // keys from where the last sweep stopped, and none twice in one call.
   SweepResult reclaim_dead(std::size_t max_visits) noexcept;
   // One CLOCK step on `key` (key order, -M only); true if its record was freed.
   bool clock_visit(const std::string& key, std::int64_t now) noexcept;
