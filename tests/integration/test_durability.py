@@ -216,6 +216,13 @@ class Model:
         self.in_flight = None  # (key, new state)
         self.next_key = 0
 
+    def begin(self, key, state):
+        """A write of `key` to `state` is about to be sent. The cas sampled for the key's current
+        version is forgotten now, not on the acknowledgement: if the server dies with the write
+        in flight and it turns out applied, that cas no longer describes the key."""
+        self.in_flight = (key, state)
+        self.cas.pop(key, None)
+
     def resolve_in_flight(self, actual):
         """After a restart: the in-flight write is settled as whatever the server has."""
         key, _ = self.in_flight
@@ -251,9 +258,8 @@ class Writer(threading.Thread):
             key = m.present[i]
             m.present[i] = m.present[-1]
             m.present.pop()
-            m.cas.pop(key, None)
             meta = rng.random() < 0.3
-            m.in_flight = (key, ABSENT)
+            m.begin(key, ABSENT)
             reply = call(self.conn, b"md %s\r\n" % key if meta else b"delete %s\r\n" % key)
             assert reply == (b"HD\r\n" if meta else b"DELETED\r\n"), (key, reply)
         else:
@@ -268,8 +274,7 @@ class Writer(threading.Thread):
                 m.present.append(key)
             flags, value = rng.getrandbits(32), self.random_value()
             meta = rng.random() < 0.25
-            m.in_flight = (key, (flags, value))
-            m.cas.pop(key, None)
+            m.begin(key, (flags, value))
             if meta:
                 reply = call(self.conn, b"ms %s %d F%d\r\n%s\r\n" % (key, len(value), flags, value))
             else:

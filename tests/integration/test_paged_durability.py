@@ -221,7 +221,7 @@ class PagedWriter(Writer):
             return True
         extra = rng.randbytes(rng.randrange(1, 3000))
         verb = rng.choice([b"append", b"prepend"])
-        m.in_flight = (key, (flags, old + extra if verb == b"append" else extra + old))
+        m.begin(key, (flags, old + extra if verb == b"append" else extra + old))
         reply = call(self.conn, store_cmd(key, extra, flags=0, verb=verb))
         assert reply == b"STORED\r\n", (key, verb, reply)
         return self.acknowledged()
@@ -235,7 +235,7 @@ class PagedWriter(Writer):
             m.next_key += 1
             m.present.append(key)
             flags, value = rng.getrandbits(32), b"%d" % rng.randrange(1 << 40)
-            m.in_flight = (key, (flags, value))
+            m.begin(key, (flags, value))
             assert call(self.conn, store_cmd(key, value, flags)) == b"STORED\r\n", key
             return self.acknowledged()
         key = rng.choice(counters)
@@ -247,8 +247,7 @@ class PagedWriter(Writer):
             new, verb = max(0, int(value) - delta), b"decr"
         digits = b"%d" % new
         # memcached rewrites a number that got no longer in place, padded with spaces.
-        m.in_flight = (key, (flags, digits.ljust(len(value)) if len(digits) <= len(value)
-                             else digits))
+        m.begin(key, (flags, digits.ljust(len(value)) if len(digits) <= len(value) else digits))
         reply = call(self.conn, b"%s %s %d\r\n" % (verb, key, delta))
         assert reply == digits + b"\r\n", (key, verb, value, delta, reply)
         return self.acknowledged()
@@ -259,7 +258,6 @@ class PagedWriter(Writer):
         key, state = m.in_flight
         m.acked[key] = state
         m.in_flight = None
-        m.cas.pop(key, None)
         if m.rng.random() < 0.1:  # sample the cas of this version
             got = fetch(self.conn, [key])[key]
             assert got[:2] == state, key
