@@ -158,12 +158,16 @@ def engine_stats(conn):
     return {k: int(v) if v.isdigit() else v for k, v in stats(conn, b"engine").items()}
 
 
-def assert_data_did_not_fit(conn):
-    """The buffer pool is at most a tenth of the bulk data and the engine had to go to the page
-    file for it: misses and evictions."""
+def assert_data_did_not_fit(conn, read_back=False):
+    """The buffer pool is at most a tenth of the bulk data, so loading it evicted pages; after
+    the data was `read_back`, reading it also missed in the buffer pool. (A load alone need not
+    miss: its keys ascend, so it appends to a leaf that stays resident, and whether anything else
+    reads an evicted page before the check, such as the expiry sweep, is timing.)"""
     e = engine_stats(conn)
     assert e["buffer_frames"] * e["page_size"] * 10 <= BULK_BYTES, e
-    assert e["buffer_misses"] > 0 and e["buffer_evictions"] > 0, e
+    assert e["buffer_evictions"] > 0, e
+    if read_back:
+        assert e["buffer_misses"] > 0, e
     return e
 
 
@@ -330,7 +334,7 @@ def test_data_10x_the_buffer_pool_survives_sigkill_and_sigterm(paged, connect):
     assert_recovered(server, conn, len(bulk))
     assert_replayed(conn)
     assert_all_present(conn, bulk)
-    assert_data_did_not_fit(conn)  # reading it all back went through the page file again
+    assert_data_did_not_fit(conn, read_back=True)  # reading it back went to the page file
     stop_cleanly(server)
 
     server = paged.start()
