@@ -41,7 +41,9 @@ class PmRegion {
   // PoolError (pool.h) on any failure; a file it created is then removed.
   static std::unique_ptr<PmRegion> map_file(const std::string& path, std::size_t size_if_new,
                                             bool& created);
-  // Zero-filled DRAM of `size` bytes; an attached simulator sees every flush and fence.
+  // Zero-filled DRAM of `size` bytes (an anonymous mapping: pages are committed as they are
+  // touched); an attached simulator sees every flush and fence. Throws std::bad_alloc if it
+  // cannot be mapped.
   static std::unique_ptr<PmRegion> in_memory(std::size_t size, CrashSimulator* simulator = nullptr);
   // Volatile memory for a heap that needs no persistence (the DRAM item heap): an anonymous
   // private mapping of `size` bytes, reserved but not committed, so resident memory follows
@@ -102,6 +104,9 @@ class PmRegion {
   static void flush_deferred() noexcept;
 
   PmRegion(char* base, std::size_t size, bool is_pmem, bool mapped_file, CrashSimulator* sim);
+  // A private anonymous mapping of `size` bytes, reserved but not committed; std::bad_alloc if
+  // it cannot be had.
+  static char* map_anonymous(std::size_t size);
 
   char* base_;
   std::size_t size_;
@@ -109,8 +114,9 @@ class PmRegion {
   bool mapped_file_;
   CrashSimulator* simulator_;
   int fd_ = -1;             // a mapped file's, kept open for reserve()
-  std::vector<char> dram_;  // backing store of in-memory regions
-  bool volatile_ = false;   // anonymous(): no flushes, no fences, munmap at the end
+  std::vector<char> dram_;  // backing store of from_image() regions
+  bool unmap_ = false;      // in_memory() and anonymous(): munmap at the end
+  bool volatile_ = false;   // anonymous(): no flushes, no fences
 };
 
 }  // namespace pmcached::pm
