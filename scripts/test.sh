@@ -41,9 +41,13 @@ scripts/install-deps.sh
 step "formatting check (.clang-format)"
 scripts/check-format.sh
 
+# Every pass compiles the test executables as unity builds (tests/CMakeLists.txt says why).
+unity_tests="-DPMCACHED_UNITY_TESTS=ON"
+
 step "release build (build/)"
 # The benchmarks are built (and the evaluation pipeline smoke-tested) in this pass only.
-dir="$(scripts/build.sh --type Release --dir build --jobs "$jobs" -- -DPMCACHED_BENCH=ON)"
+dir="$(scripts/build.sh --type Release --dir build --jobs "$jobs" -- -DPMCACHED_BENCH=ON \
+  "$unity_tests")"
 step "release tests"
 ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$jobs"
 
@@ -55,7 +59,7 @@ sanitizer_flags="-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
 if [[ $run_asan -eq 1 ]]; then
   step "ASan+UBSan build (build-asan/)"
   dir="$(scripts/build.sh --type RelWithDebInfo --sanitize address,undefined --dir build-asan \
-    --jobs "$jobs" -- "$sanitizer_flags")"
+    --jobs "$jobs" -- "$sanitizer_flags" "$unity_tests")"
   step "ASan+UBSan tests"
   ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
@@ -65,7 +69,7 @@ fi
 if [[ $run_tsan -eq 1 ]]; then
   step "TSan build (build-tsan/)"
   dir="$(scripts/build.sh --type RelWithDebInfo --sanitize thread --dir build-tsan --jobs "$jobs" \
-    -- "$sanitizer_flags")"
+    -- "$sanitizer_flags" "$unity_tests")"
   step "TSan tests (label tsan)"
   # Kernels with high mmap randomisation break TSan's memory layout; run without ASLR when the
   # machine allows it (a default container seccomp profile may not).

@@ -14,13 +14,12 @@
 
 #include "engine/bptree/meta_page.h"
 #include "engine/bptree/overflow.h"
+#include "tests/bptree/btree_harness.h"
 
 namespace pmcached::engine::bptree {
 namespace {
 
-std::span<const std::byte> bytes_of(std::string_view s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
+using testing::bytes_of;
 std::string string_of(std::span<const std::byte> b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }

@@ -21,7 +21,7 @@
 namespace pmcached::buffer {
 namespace {
 
-constexpr std::size_t kPage = 4096;
+constexpr std::size_t kFilePage = 4096;
 
 std::uint64_t file_checksum(const std::string& path) {
   std::vector<char> bytes(std::filesystem::file_size(path));
@@ -52,7 +52,7 @@ class PageFileTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     options_.path = (dir_ / "pages").string();
-    options_.page_size = kPage;
+    options_.page_size = kFilePage;
     options_.max_bytes = 4u << 20;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -82,12 +82,12 @@ TEST_F(PageFileTest, CreatesAHeaderPageAndReopensWithTheSameId) {
     auto file = PageFile::open(options_);
     EXPECT_TRUE(file->created());
     EXPECT_EQ(file->page_count(), 1u);
-    EXPECT_EQ(file->page_size(), kPage);
-    EXPECT_EQ(file->max_pages(), (4u << 20) / kPage);
+    EXPECT_EQ(file->page_size(), kFilePage);
+    EXPECT_EQ(file->max_pages(), (4u << 20) / kFilePage);
     EXPECT_NE(file->file_id(), 0u);
     id = file->file_id();
   }
-  EXPECT_EQ(std::filesystem::file_size(options_.path), kPage);
+  EXPECT_EQ(std::filesystem::file_size(options_.path), kFilePage);
   EXPECT_FALSE(std::filesystem::exists(options_.path + ".new"));
   auto file = PageFile::open(options_);
   EXPECT_FALSE(file->created());
@@ -112,12 +112,12 @@ TEST_F(PageFileTest, UsesODirectWhereTheFileSystemHasIt) {
   auto file = PageFile::open(options_);
   EXPECT_TRUE(file->direct_io());
   ASSERT_TRUE(file->extend(2));
-  AlignedBuffer page(kPage);
-  std::memset(page.data(), 0x5a, kPage);
+  AlignedBuffer page(kFilePage);
+  std::memset(page.data(), 0x5a, kFilePage);
   file->write(1, page.data());
-  AlignedBuffer back(kPage);
+  AlignedBuffer back(kFilePage);
   file->read(1, back.data());
-  EXPECT_EQ(std::memcmp(page.data(), back.data(), kPage), 0);
+  EXPECT_EQ(std::memcmp(page.data(), back.data(), kFilePage), 0);
 }
 
 TEST_F(PageFileTest, FallsBackToBufferedIoWhenOpenRefusesODirect) {
@@ -126,16 +126,16 @@ TEST_F(PageFileTest, FallsBackToBufferedIoWhenOpenRefusesODirect) {
     auto file = PageFile::open(options_);  // creates
     EXPECT_FALSE(file->direct_io());
     ASSERT_TRUE(file->extend(2));
-    AlignedBuffer page(kPage);
-    std::memset(page.data(), 0x33, kPage);
+    AlignedBuffer page(kFilePage);
+    std::memset(page.data(), 0x33, kFilePage);
     file->write(1, page.data());
     file->sync();
   }
   auto file = PageFile::open(options_);  // opens the existing file
   EXPECT_FALSE(file->direct_io());
-  AlignedBuffer back(kPage);
+  AlignedBuffer back(kFilePage);
   file->read(1, back.data());
-  EXPECT_EQ(back.data()[kPage - 1], std::byte{0x33});
+  EXPECT_EQ(back.data()[kFilePage - 1], std::byte{0x33});
 }
 
 // Where this kernel's tmpfs still refuses O_DIRECT, the real fallback is exercised too.
@@ -150,10 +150,10 @@ TEST_F(PageFileTest, AFileInDevShmOpensWhetherOrNotTmpfsHasODirect) {
     auto file = PageFile::open(options_);
     direct = file->direct_io();
     ASSERT_TRUE(file->extend(2));
-    AlignedBuffer page(kPage);
+    AlignedBuffer page(kFilePage);
     page.data()[100] = std::byte{7};
     file->write(1, page.data());
-    AlignedBuffer back(kPage);
+    AlignedBuffer back(kFilePage);
     file->read(1, back.data());
     EXPECT_EQ(back.data()[100], std::byte{7});
   }
@@ -184,29 +184,29 @@ TEST_F(PageFileTest, OpenDirectOrBufferedRetriesOnlyAfterEinval) {
 }
 
 TEST_F(PageFileTest, GrowsOneExtentAtATimeUpToTheMaximum) {
-  options_.max_bytes = 600 * kPage;  // 2 extents of 256 pages and part of a third
+  options_.max_bytes = 600 * kFilePage;  // 2 extents of 256 pages and part of a third
   auto file = PageFile::open(options_);
   ASSERT_TRUE(file->extend(2));
   EXPECT_EQ(file->page_count(), 256u);
-  EXPECT_EQ(std::filesystem::file_size(options_.path), 256 * kPage);
+  EXPECT_EQ(std::filesystem::file_size(options_.path), 256 * kFilePage);
   ASSERT_TRUE(file->extend(256));  // already there
   EXPECT_EQ(file->page_count(), 256u);
   ASSERT_TRUE(file->extend(257));
   EXPECT_EQ(file->page_count(), 512u);
   EXPECT_FALSE(file->extend(601));
   EXPECT_EQ(file->page_count(), 512u);
-  EXPECT_EQ(std::filesystem::file_size(options_.path), 512 * kPage);
+  EXPECT_EQ(std::filesystem::file_size(options_.path), 512 * kFilePage);
   ASSERT_TRUE(file->extend(600));  // the last extent stops at the maximum
   EXPECT_EQ(file->page_count(), 600u);
-  AlignedBuffer page(kPage);
-  std::memset(page.data(), 1, kPage);
+  AlignedBuffer page(kFilePage);
+  std::memset(page.data(), 1, kFilePage);
   file->read(599, page.data());  // zero-filled
-  for (std::size_t i = 0; i < kPage; ++i) ASSERT_EQ(page.data()[i], std::byte{0});
+  for (std::size_t i = 0; i < kFilePage; ++i) ASSERT_EQ(page.data()[i], std::byte{0});
 }
 
 TEST_F(PageFileTest, RefusesPagesPastTheEndAndPageZeroWrites) {
   auto file = PageFile::open(options_);
-  AlignedBuffer page(kPage);
+  AlignedBuffer page(kFilePage);
   EXPECT_THROW(file->read(1, page.data()), PageFileError);
   EXPECT_THROW(file->write(0, page.data()), PageFileError);
   EXPECT_THROW(file->write(1, page.data()), PageFileError);
@@ -215,7 +215,7 @@ TEST_F(PageFileTest, RefusesPagesPastTheEndAndPageZeroWrites) {
 TEST_F(PageFileTest, CountsReadsWritesAndSyncs) {
   auto file = PageFile::open(options_);
   ASSERT_TRUE(file->extend(3));
-  AlignedBuffer page(kPage);
+  AlignedBuffer page(kFilePage);
   file->write(1, page.data());
   file->write(2, page.data());
   file->read(1, page.data());
@@ -236,7 +236,7 @@ TEST_F(PageFileTest, RejectsAPageSizeThatIsNotAPowerOfTwoInRange) {
 TEST_F(PageFileTest, RefusesAForeignFileUnchanged) {
   {
     std::ofstream out(options_.path, std::ios::binary);
-    const std::string text(3 * kPage, 'x');
+    const std::string text(3 * kFilePage, 'x');
     out << text;
   }
   expect_refused(options_, "page file " + options_.path + " is not a pmcached page file");
@@ -285,9 +285,9 @@ TEST_F(PageFileTest, RefusesAFileThatIsNotAWholeNumberOfPagesUnchanged) {
     auto file = PageFile::open(options_);
     ASSERT_TRUE(file->extend(2));
   }
-  std::filesystem::resize_file(options_.path, 100 * kPage + 10);
+  std::filesystem::resize_file(options_.path, 100 * kFilePage + 10);
   expect_refused(options_, "page file " + options_.path +
-                               " is truncated: " + std::to_string(100 * kPage + 10) +
+                               " is truncated: " + std::to_string(100 * kFilePage + 10) +
                                " bytes is not a whole number of 4096-byte pages");
 }
 
@@ -297,7 +297,7 @@ TEST_F(PageFileTest, RefusesAFileShorterThanItsSyncedHeaderSaysUnchanged) {
     ASSERT_TRUE(file->extend(2));
     file->sync();  // the header now records 256 pages
   }
-  std::filesystem::resize_file(options_.path, 100 * kPage);
+  std::filesystem::resize_file(options_.path, 100 * kFilePage);
   expect_refused(options_,
                  "page file " + options_.path + " is truncated: 100 pages, its header says 256");
 }
@@ -307,7 +307,7 @@ TEST_F(PageFileTest, AnExtensionNotYetSyncedMayBeLostWithoutRefusal) {
     auto file = PageFile::open(options_);
     ASSERT_TRUE(file->extend(2));  // not synced: the header still says 1 page
   }
-  std::filesystem::resize_file(options_.path, kPage);  // as if the extension never reached disk
+  std::filesystem::resize_file(options_.path, kFilePage);  // as if the extension never reached disk
   auto file = PageFile::open(options_);
   EXPECT_EQ(file->page_count(), 1u);
 }

@@ -21,13 +21,13 @@ namespace {
 
 // Small enough to fill quickly, large enough that the index's own chunks (one per node size
 // class in use: up to four for the ART engines, 1 MiB each) are a small share of the heap.
-constexpr std::size_t kPoolSize = 16u << 20;
+constexpr std::size_t kPmPoolSize = 16u << 20;
 // The mixed-size tests fill ~20 item classes: 63 one-MiB pages give each a few.
 constexpr std::size_t kMixedPoolSize = 64u << 20;
 
 class StorePmTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void open(bool evict, std::size_t pool_size = kPoolSize) {
+  void open(bool evict, std::size_t pool_size = kPmPoolSize) {
     StoreConfig config;
     config.engine = GetParam();
     config.region = pm::PmRegion::in_memory(pool_size);

@@ -95,13 +95,13 @@ TEST(BinaryRepliesTest, OutcomesMapToMemcachedStatusesAndQuietSilencesOnlySucces
   EXPECT_EQ(f[0].value, "");
   EXPECT_TRUE(replies_of(Opcode::kSetQ, outcome(Outcome::kStored, 9)).empty());
   EXPECT_TRUE(replies_of(Opcode::kDeleteQ, outcome(Outcome::kDeleted)).empty());
-  struct Case {
+  struct StatusCase {
     Opcode opcode;
     Outcome outcome;
     Status status;
     std::string text;
   };
-  const Case cases[] = {
+  const StatusCase cases[] = {
       {Opcode::kSetQ, Outcome::kExists, Status::kKeyExists, "Data exists for key."},
       {Opcode::kAddQ, Outcome::kNotStored, Status::kKeyExists, "Data exists for key."},
       {Opcode::kReplaceQ, Outcome::kNotStored, Status::kKeyNotFound, "Not found"},
@@ -115,7 +115,7 @@ TEST(BinaryRepliesTest, OutcomesMapToMemcachedStatusesAndQuietSilencesOnlySucces
       {Opcode::kDecrement, Outcome::kOutOfMemory, Status::kOutOfMemory,
        "Out of memory incrementing value"},
   };
-  for (const Case& c : cases) {
+  for (const StatusCase& c : cases) {
     f = replies_of(c.opcode, outcome(c.outcome, 5));
     ASSERT_EQ(f.size(), 1u);
     EXPECT_EQ(f[0].status, static_cast<std::uint16_t>(c.status)) << c.text;
