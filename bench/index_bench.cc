@@ -21,6 +21,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -69,7 +70,11 @@ Row run(const engine::EngineInfo& info, Distribution dist, const std::vector<std
   row.n = n;
   row.latency_ns = latency_ns;
   pm::configure({pm::FlushInstruction::kAuto, 0});
-  auto pool = pm::Pool::open_region(pm::PmRegion::in_memory(n * 320 + (64u << 20)), info.name);
+  // Committed before anything is timed, as a mapped pool on PM is: an in-memory region's pages
+  // would otherwise be faulted in by the timed inserts.
+  auto memory = pm::PmRegion::in_memory(n * 320 + (64u << 20));
+  std::memset(memory->base(), 0, memory->size());
+  auto pool = pm::Pool::open_region(std::move(memory), info.name);
   pm::Allocator allocator(*pool);
   pm::PmRegion* region = &pool->region();
   std::vector<ItemRef> refs(n);
