@@ -18,9 +18,9 @@ namespace pmcached::server {
 
 namespace {
 
-// A paged engine's pool holds only its redo log: the log's region, its root and the allocator's
-// slack.
-constexpr std::size_t kPagedPoolSlackMb = 4;
+// A paged engine's pool holds only its redo log and double-write buffer: the log's region, the
+// buffer's slots (a little over kDoubleWriteBytes), their roots and the allocator's slack.
+constexpr std::size_t kPagedPoolSlackMb = 4 + (buffer::kDoubleWriteBytes >> 20) + 1;
 
 engine::PagedOptions paged_options(const config::Options& options) {
   engine::PagedOptions paged;

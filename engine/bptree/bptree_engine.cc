@@ -11,6 +11,7 @@
 #include "engine/b2tree/b2tree_factory.h"
 #include "engine/bptree/bptree_factory.h"
 #include "engine/bptree/node.h"
+#include "engine/buffer/double_write.h"
 #include "engine/buffer/mini_transaction.h"
 #include "engine/pm/pool.h"
 
@@ -57,7 +58,9 @@ BpTreeEngine::BpTreeEngine(const RecordEngineContext& context, unsigned b2_thres
                              "or give another --page-file)");
   }
   if (new_pool) {
-    log_ = buffer::RedoLog::create(pool_, *context.allocator, options_.log_bytes, file_->file_id());
+    double_write_ = buffer::DoubleWriteBuffer::create(pool_, *context.allocator, *file_);
+    log_ = buffer::RedoLog::create(pool_, *context.allocator, options_.log_bytes, file_->file_id(),
+                                   double_write_->root_offset());
     pool_.set_root(log_->root_offset());
   } else {
     try {
@@ -67,6 +70,7 @@ BpTreeEngine::BpTreeEngine(const RecordEngineContext& context, unsigned b2_thres
       throw std::runtime_error("page file " + path + " does not belong to this pool (" +
                                error.what() + ")");
     }
+    double_write_ = buffer::DoubleWriteBuffer::open(pool_, log_->double_write_root(), *file_);
   }
 
   buffer::BufferOptions buffer_options;
@@ -77,6 +81,9 @@ BpTreeEngine::BpTreeEngine(const RecordEngineContext& context, unsigned b2_thres
   buffer_options.flush_log_to = [this](buffer::Lsn lsn) {
     // Replayed units are durable already (replay only visits durable ones).
     if (!replaying_.load(std::memory_order_acquire)) log_->commit(lsn);
+  };
+  buffer_options.write_page = [this](buffer::PageId id, const std::byte* page) {
+    double_write_->write(id, page);
   };
   buffers_ = std::make_unique<buffer::BufferManager>(*file_, std::move(buffer_options));
   tree_ = std::make_unique<BTree>(*buffers_, b2_threshold_);
@@ -159,9 +166,12 @@ std::size_t BpTreeEngine::size() const noexcept { return tree_->size(); }
 
 void BpTreeEngine::for_each_block(const std::function<void(std::uint64_t offset)>& visit) const {
   log_->for_each_block(visit);
+  double_write_->for_each_block(visit);
 }
 
 void BpTreeEngine::recover() {
+  // Pages a crash tore in the middle of their write-back first: replay reads them.
+  (void)double_write_->repair();
   replaying_.store(true, std::memory_order_release);
   const std::size_t units =
       log_->replay([&](buffer::Lsn end_lsn, std::span<const buffer::LogRecord> records) {
@@ -229,6 +239,11 @@ std::vector<EngineStat> BpTreeEngine::stats() const {
   add("log_group_flushes", l.group_flushes);
   add("checkpoints", checkpoints_.load(std::memory_order_relaxed));
   add("log_units_replayed", replayed_units_);
+  const buffer::DoubleWriteStats d = double_write_->stats();
+  add("double_write_slots", d.slots);
+  add("double_write_writes", d.writes);
+  add("double_write_syncs", d.syncs);
+  add("pages_repaired", d.pages_repaired);
   add("page_file", std::string_view(file_->path()));
   add("page_file_direct_io", std::string_view(file_->direct_io() ? "yes" : "no"));
   add("page_file_pages", file_->page_count());

@@ -9,6 +9,7 @@
 
 #include "engine/bptree/btree.h"
 #include "engine/buffer/buffer_manager.h"
+#include "engine/buffer/double_write.h"
 #include "engine/buffer/page_file.h"
 #include "engine/buffer/redo_log.h"
 #include "engine/record_engine.h"
@@ -50,6 +51,7 @@ class BpTreeEngine final : public RecordEngine {
 
   pm::Pool& pool_;
   std::unique_ptr<buffer::PageFile> file_;
+  std::unique_ptr<buffer::DoubleWriteBuffer> double_write_;  // before buffers_: they write to it
   std::unique_ptr<buffer::RedoLog> log_;
   std::unique_ptr<buffer::BufferManager> buffers_;
   std::unique_ptr<BTree> tree_;

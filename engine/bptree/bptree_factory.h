@@ -7,14 +7,16 @@
 // durable (flush + fence, shared by concurrent commands: group commit) before the command returns.
 // Pages reach the page file by eviction (after the log is durable up to their LSN: the WAL rule)
 // and by checkpoints (every dirty page written, the file fsynced, then the log's start moved past
-// them), which run when the log is half full and at a clean shutdown. Recovery replays the log
-// from the last checkpoint: a page's first change after a checkpoint is logged whole, so a torn
-// page write is repaired, never read.
+// them), which run when the log is half full and at a clean shutdown. The log holds only the
+// bytes a command changed (whole images only of new and rebuilt pages), so every page write goes
+// through a double-write buffer in the pool (buffer/double_write.h): recovery first puts back
+// any page a crash tore in the middle of its write, then replays the log from the last
+// checkpoint. A torn page is repaired, never read.
 //
 // Files: the pool (its root field names the redo log's root block, which records the page file's
-// id) and the page file (--page-file, default the pool's path + ".pages"). A page file that is not
-// the one the pool's log was written for, or one with pages beside a new pool, is refused with one
-// line, and nothing is changed.
+// id and the double-write buffer's root) and the page file (--page-file, default the pool's path +
+// ".pages"). A page file that is not the one the pool's log was written for, or one with pages
+// beside a new pool, is refused with one line, and nothing is changed.
 //
 // Thread safety: concurrent commands on different keys run in parallel (latch coupling in the
 // tree, btree.h); a checkpoint waits for running writes and holds new ones back while it writes.

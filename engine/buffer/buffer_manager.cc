@@ -421,7 +421,11 @@ void BufferManager::Impl::write_copy(PageId id, std::byte* copy) {
   PageHeader& h = header_of(copy);
   if (options.flush_log_to) options.flush_log_to(h.lsn);
   h.checksum = page_checksum(copy, page_size);
-  file.write(id, copy);
+  if (options.write_page) {
+    options.write_page(id, copy);
+  } else {
+    file.write(id, copy);
+  }
   counters.add(BufferEvent::kWriteBacks);
 }
 

@@ -70,6 +70,10 @@ struct BufferOptions {
   // The WAL rule: called before a dirty page whose header LSN is `lsn` is written to the file;
   // returns once the redo log is durable up to `lsn`. Empty: nothing to wait for.
   std::function<void(Lsn lsn)> flush_log_to;
+  // Writes a page copy (WAL rule kept, checksum stamped, I/O-aligned) to page `id` of the file.
+  // Empty: PageFile::write. The paged engines write through their DoubleWriteBuffer, which makes
+  // a torn write repairable (double_write.h).
+  std::function<void(PageId id, const std::byte* page)> write_page;
 };
 
 struct BufferStats {

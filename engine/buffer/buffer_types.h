@@ -38,6 +38,9 @@ inline constexpr std::size_t kMinPageSize = 4096;
 inline constexpr std::size_t kMaxPageSize = 64 * 1024;
 inline constexpr std::size_t kDefaultPageSize = 16 * 1024;
 
+// The pool bytes of a paged engine's double-write buffer (double_write.h): its page slots.
+inline constexpr std::size_t kDoubleWriteBytes = std::size_t{2} << 20;
+
 enum class PageTableKind : std::uint8_t {
   kHash,     // page id -> frame through an extendible hash table (seed 003)
   kSwizzle,  // child references in resident parents point at frames directly (seed 001)

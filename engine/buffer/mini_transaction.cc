@@ -64,7 +64,6 @@ Lsn MiniTransaction::finish() {
   Lsn lsn = 0;
   if (log_ != nullptr) {
     const std::size_t page_size = buffers_.page_size();
-    const Lsn checkpoint = log_->checkpoint_lsn();
     std::vector<std::size_t> ends;  // where each record's body ends in scratch_
     std::vector<std::uint16_t> types;
     scratch_.clear();
@@ -73,9 +72,9 @@ Lsn MiniTransaction::finish() {
       if (changes.empty()) continue;
       const std::byte* page = changes.page();
       put(scratch_, changes.id());
-      // A page's first change since the checkpoint is logged whole: replay then never reads a
-      // page image that a torn write-back may have damaged.
-      if (changes.whole() || entry->guard.header().lsn <= checkpoint) {
+      // Only new and rebuilt pages are logged whole. Replay may read any other page from the
+      // file: a torn write-back there is repaired from the double-write buffer first.
+      if (changes.whole()) {
         scratch_.insert(scratch_.end(), page + kPageHeaderSize, page + page_size);
         types.push_back(kPageImage);
       } else {

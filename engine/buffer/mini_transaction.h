@@ -3,12 +3,12 @@
 // An engine moves every page it is about to change (latched exclusively) into the transaction
 // and changes it only through the returned PageChanges. finish() then appends one unit to the
 // redo log: for each page either its changed byte ranges (physical redo) or, when the page is
-// new, rebuilt (mark_whole) or changed for the first time since the last checkpoint (its LSN is
-// older than the checkpoint LSN), its whole image, so that replay never depends on a page image
-// that a torn write may have damaged. Then it stamps every page's LSN, marks it dirty and releases
-// the latches, in that order: a page cannot be written back (WAL rule: only after the log is
-// durable up to its LSN) before its change is in the log. The caller commits the returned LSN
-// (RedoLog::commit) before acknowledging the command.
+// new or rebuilt (mark_whole), its whole image. Replay applies ranges to the page as the file
+// holds it, which is never torn: the engine writes pages through a DoubleWriteBuffer and
+// repairs them from it before replay (double_write.h). Then it stamps every page's LSN, marks
+// it dirty and releases the latches, in that order: a page cannot be written back (WAL rule:
+// only after the log is durable up to its LSN) before its change is in the log. The caller
+// commits the returned LSN (RedoLog::commit) before acknowledging the command.
 //
 // Record types in the log: kPageImage {u64 page id, page bytes after the header} and
 // kPageRanges {u64 page id, u32 count, then count x {u32 offset, u32 length, bytes}}. replay()

@@ -95,6 +95,7 @@ struct RedoLog::Impl {
         root_offset(root_at),
         root_field(p.region().at<std::uint64_t>(root_at + offsetof(RootBlock, checkpoint_lsn))),
         region_offset(root.region_offset),
+        double_write_root(root.double_write_root),
         size(root.region_size),
         base(p.region().at<std::byte>(root.region_offset)),
         seed(root.seed),
@@ -116,6 +117,7 @@ struct RedoLog::Impl {
   const std::uint64_t root_offset;
   std::uint64_t* const root_field;  // the root's checkpoint LSN
   const std::uint64_t region_offset;
+  const std::uint64_t double_write_root;
   const std::uint64_t size;
   std::byte* const base;
   const std::uint32_t seed;
@@ -138,7 +140,8 @@ RedoLog::RedoLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RedoLog::~RedoLog() = default;
 
 std::unique_ptr<RedoLog> RedoLog::create(pm::Pool& pool, pm::Allocator& allocator,
-                                         std::size_t bytes, std::uint64_t page_file_id) {
+                                         std::size_t bytes, std::uint64_t page_file_id,
+                                         std::uint64_t double_write_root) {
   const std::uint64_t size = round_up(std::max<std::size_t>(bytes, 1), redo::kRegionAlign);
   // The allocator's largest block: a run whose usable size fits its u32 header field.
   if (size > UINT32_MAX - pm::kLegacyChunkSize) {
@@ -164,6 +167,7 @@ std::unique_ptr<RedoLog> RedoLog::create(pm::Pool& pool, pm::Allocator& allocato
   root.region_offset = region_at;
   root.region_size = size;
   root.page_file_id = page_file_id;
+  root.double_write_root = double_write_root;
   root.checksum = redo::root_checksum(root);
   root.checkpoint_lsn = 0;
   pm::PmRegion& region = pool.region();
@@ -184,6 +188,7 @@ std::unique_ptr<RedoLog> RedoLog::open(pm::Pool& pool, std::uint64_t root_offset
 }
 
 std::uint64_t RedoLog::root_offset() const noexcept { return impl_->root_offset; }
+std::uint64_t RedoLog::double_write_root() const noexcept { return impl_->double_write_root; }
 
 void RedoLog::for_each_block(const std::function<void(std::uint64_t offset)>& visit) const {
   visit(impl_->root_offset);

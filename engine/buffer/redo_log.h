@@ -6,10 +6,10 @@
 // contiguously so far; the others wait for it and find their units already durable.
 //
 // Layout in the pool: a root block (magic, layout version, region offset and size, the page
-// file's id, the checkpoint LSN = where replay starts, a checksum of the immutable part; the LSN
-// is written with one failure-atomic 8-byte store) and the region. A unit is
-// {u64 lsn of its first byte, u32 length, u32 checksum (XXH32 of the unit with this field 0,
-// seeded per log)} then records {u16 type, u16 reserved, u32 length, body}, padded to 8 bytes;
+// file's id, its double-write buffer's root, the checkpoint LSN = where replay starts, a checksum
+// of the immutable part; the LSN is written with one failure-atomic 8-byte store) and the region. A
+// unit is {u64 lsn of its first byte, u32 length, u32 checksum (XXH32 of the unit with this field
+// 0, seeded per log)} then records {u16 type, u16 reserved, u32 length, body}, padded to 8 bytes;
 // a unit is a multiple of 16 bytes. A unit never wraps: when it does not fit before the region's
 // end, a padding unit fills the rest. Replay visits the units from the checkpoint LSN while each
 // has the expected LSN and a valid checksum; the first that does not (never written, torn, or
@@ -68,9 +68,11 @@ struct RedoLogStats {
 class RedoLog {
  public:
   // A new log of `bytes` (rounded to 4 KiB) in blocks from `allocator`, for the page file
-  // `page_file_id`. root_offset() is what the engine keeps in its pool root.
+  // `page_file_id`. root_offset() is what the engine keeps in its pool root; the log's root also
+  // keeps `double_write_root`, the root of the page file's DoubleWriteBuffer (0: none).
   static std::unique_ptr<RedoLog> create(pm::Pool& pool, pm::Allocator& allocator,
-                                         std::size_t bytes, std::uint64_t page_file_id);
+                                         std::size_t bytes, std::uint64_t page_file_id,
+                                         std::uint64_t double_write_root = 0);
   // The log whose root block is at `root_offset`. Throws RedoLogError (one line) if the root is
   // corrupt or names another page file.
   static std::unique_ptr<RedoLog> open(pm::Pool& pool, std::uint64_t root_offset,
@@ -80,6 +82,7 @@ class RedoLog {
   RedoLog& operator=(const RedoLog&) = delete;
 
   [[nodiscard]] std::uint64_t root_offset() const noexcept;
+  [[nodiscard]] std::uint64_t double_write_root() const noexcept;
   // The pool blocks the log owns (root and region), for the allocator's start-up rebuild: mark
   // them as pm::BlockUse::kIndex (so that item-chunk evacuation never picks them).
   void for_each_block(const std::function<void(std::uint64_t offset)>& visit) const;

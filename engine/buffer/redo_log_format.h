@@ -1,7 +1,7 @@
-// The redo log's bytes in the pool (layout version 1): its root block and its units. Pure
+// The redo log's bytes in the pool (layout version 2): its root block and its units. Pure
 // functions over memory: nothing here flushes, fences or locks (redo_log.cc does).
 //
-// Root block: one 64-byte cache line (RootBlock). The immutable part [0, 40) is covered by an
+// Root block: one 64-byte cache line (RootBlock). The immutable part [0, 48) is covered by an
 // XXH64 checksum; the checkpoint LSN is the only field that changes, with one failure-atomic
 // 8-byte store. `seed` is drawn at creation and seeds every unit checksum, so units left in the
 // region's bytes by an earlier log (a freed and reused block) never verify as this log's.
@@ -31,7 +31,7 @@
 
 namespace pmcached::buffer::redo {
 
-inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr std::uint32_t kLayoutVersion = 2;
 inline constexpr char kRootMagic[8] = {'P', 'M', 'R', 'E', 'D', 'O', 'L', 'G'};
 inline constexpr std::size_t kRegionAlign = 4096;  // region sizes are multiples of this
 
@@ -42,12 +42,12 @@ struct RootBlock {
   std::uint64_t region_offset;
   std::uint64_t region_size;
   std::uint64_t page_file_id;
-  std::uint64_t checksum;        // XXH64 of the bytes before it
-  std::uint64_t checkpoint_lsn;  // where replay starts; one failure-atomic store
-  std::uint64_t reserved;
+  std::uint64_t double_write_root;  // the page file's DoubleWriteBuffer (0: none)
+  std::uint64_t checksum;           // XXH64 of the bytes before it
+  std::uint64_t checkpoint_lsn;     // where replay starts; one failure-atomic store
 };
 static_assert(sizeof(RootBlock) == 64);
-static_assert(offsetof(RootBlock, checksum) == 40 && offsetof(RootBlock, checkpoint_lsn) == 48);
+static_assert(offsetof(RootBlock, checksum) == 48 && offsetof(RootBlock, checkpoint_lsn) == 56);
 
 [[nodiscard]] std::uint64_t root_checksum(const RootBlock& root) noexcept;
 
