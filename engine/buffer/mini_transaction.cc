@@ -1,5 +1,6 @@
 #include "engine/buffer/mini_transaction.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -78,7 +79,13 @@ Lsn MiniTransaction::finish() {
         scratch_.insert(scratch_.end(), page + kPageHeaderSize, page + page_size);
         types.push_back(kPageImage);
       } else {
+        put(scratch_, static_cast<std::uint32_t>(changes.moves().size()));
         put(scratch_, static_cast<std::uint32_t>(changes.ranges().size()));
+        for (const ByteMove& move : changes.moves()) {
+          put(scratch_, move.to);
+          put(scratch_, move.from);
+          put(scratch_, move.length);
+        }
         for (const ByteRange& range : changes.ranges()) {
           put(scratch_, range.offset);
           put(scratch_, range.length);
@@ -124,8 +131,19 @@ void MiniTransaction::replay(BufferManager& buffers, Lsn end_lsn,
       page.mark_dirty(end_lsn);
     } else if (record.type == kPageRanges) {
       PageGuard page = buffers.fix(id, LatchMode::kExclusive);
+      const auto moves = take<std::uint32_t>(body);
       const auto count = take<std::uint32_t>(body);
       const bool apply = page.header().lsn < end_lsn;
+      for (std::uint32_t i = 0; i < moves; ++i) {
+        const auto to = take<std::uint32_t>(body);
+        const auto from = take<std::uint32_t>(body);
+        const auto length = take<std::uint32_t>(body);
+        if (std::min(to, from) < kPageHeaderSize || std::uint64_t{to} + length > page_size ||
+            std::uint64_t{from} + length > page_size) {
+          throw std::runtime_error("redo log: a page move is out of bounds");
+        }
+        if (apply) std::memmove(page.data() + to, page.data() + from, length);
+      }
       for (std::uint32_t i = 0; i < count; ++i) {
         const auto offset = take<std::uint32_t>(body);
         const auto length = take<std::uint32_t>(body);

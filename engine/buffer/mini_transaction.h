@@ -11,8 +11,9 @@
 // commits the returned LSN (RedoLog::commit) before acknowledging the command.
 //
 // Record types in the log: kPageImage {u64 page id, page bytes after the header} and
-// kPageRanges {u64 page id, u32 count, then count x {u32 offset, u32 length, bytes}}. replay()
-// applies a unit to the pages whose LSN is older than the unit's.
+// kPageRanges {u64 page id, u32 moves, u32 ranges, then moves x {u32 to, u32 from, u32 length},
+// then ranges x {u32 offset, u32 length, bytes}}. replay() applies a unit to the pages whose LSN
+// is older than the unit's: a kPageRanges record's moves in order (memmove), then its ranges.
 //
 // Without a log (tests, volatile use) finish() only marks the pages dirty.
 //

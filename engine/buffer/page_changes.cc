@@ -26,6 +26,22 @@ void PageChanges::mark(std::size_t offset, std::size_t n) noexcept {
   ranges_.insert(it, ByteRange{begin, end - begin});
 }
 
+void PageChanges::move(std::size_t to, std::size_t from, std::size_t n) noexcept {
+  std::memmove(page_ + to, page_ + from, n);
+  if (whole_ || n == 0) return;
+  const auto overlaps_a_range = [this](std::size_t begin, std::size_t end) {
+    return std::any_of(ranges_.begin(), ranges_.end(), [&](const ByteRange& r) {
+      return r.offset < end && begin < std::size_t{r.offset} + r.length;
+    });
+  };
+  if (from < kPageHeaderSize || to < kPageHeaderSize || overlaps_a_range(from, from + n)) {
+    mark(to, n);
+    return;
+  }
+  moves_.push_back(ByteMove{static_cast<std::uint32_t>(to), static_cast<std::uint32_t>(from),
+                            static_cast<std::uint32_t>(n)});
+}
+
 std::size_t PageChanges::changed_bytes() const noexcept {
   if (whole_) return page_size_ - kPageHeaderSize;
   std::size_t total = 0;

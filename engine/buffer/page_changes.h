@@ -1,11 +1,15 @@
 // PageChanges: the bytes one command changed in one page, for the redo log.
 //
 // Every change an engine makes to a page goes through this class (write, fill, move), which
-// applies it to the page and remembers the changed byte ranges. At the end of the command the
-// ranges' new contents become the page's redo record (physical redo: replay copies the bytes
-// back), unless the page must be logged whole (mini_transaction.h). Ranges closer than kMergeGap
-// bytes are merged, so a record stays short. The buffer manager's PageHeader (the first
-// kPageHeaderSize bytes) is never a change: the log stamps it.
+// applies it to the page and remembers what changed: byte ranges, and moves. At the end of the
+// command they become the page's redo record, unless the page must be logged whole
+// (mini_transaction.h): replay applies the moves in their order, then copies the ranges' final
+// bytes back. A move is remembered as {to, from, length} — a slot array shifted by one slot is
+// 12 bytes in the log, not the half page it changed — unless its source overlaps a range
+// written before it in the command: replay would then read bytes that are not there yet, so its
+// destination becomes a range instead. Ranges closer than kMergeGap bytes are merged, so a record
+// stays short. The buffer manager's PageHeader (the first kPageHeaderSize bytes) is never a
+// change: the log stamps it.
 //
 // Thread safety: none; the page is latched exclusively by the caller.
 #pragma once
@@ -21,6 +25,12 @@ namespace pmcached::buffer {
 
 struct ByteRange {
   std::uint32_t offset = 0;
+  std::uint32_t length = 0;
+};
+
+struct ByteMove {
+  std::uint32_t to = 0;
+  std::uint32_t from = 0;
   std::uint32_t length = 0;
 };
 
@@ -47,20 +57,19 @@ class PageChanges {
     std::memset(page_ + offset, static_cast<int>(value), n);
     mark(offset, n);
   }
-  // memmove semantics; the destination range is what changed.
-  void move(std::size_t to, std::size_t from, std::size_t n) noexcept {
-    std::memmove(page_ + to, page_ + from, n);
-    mark(to, n);
-  }
+  // memmove semantics.
+  void move(std::size_t to, std::size_t from, std::size_t n) noexcept;
   // The caller changed [offset, offset + n) in place (e.g. a whole page rebuilt in a buffer).
   void mark(std::size_t offset, std::size_t n) noexcept;
   // The whole page changed (a new page, a split, a rebuild): it is logged whole.
   void mark_whole() noexcept { whole_ = true; }
 
   [[nodiscard]] bool whole() const noexcept { return whole_; }
-  [[nodiscard]] bool empty() const noexcept { return !whole_ && ranges_.empty(); }
+  [[nodiscard]] bool empty() const noexcept { return !whole_ && ranges_.empty() && moves_.empty(); }
   // Sorted, disjoint, merged ranges (empty if whole()).
   [[nodiscard]] const std::vector<ByteRange>& ranges() const noexcept { return ranges_; }
+  // The moves to replay before the ranges, in their order (ignored if whole()).
+  [[nodiscard]] const std::vector<ByteMove>& moves() const noexcept { return moves_; }
   // Bytes the ranges cover.
   [[nodiscard]] std::size_t changed_bytes() const noexcept;
 
@@ -70,6 +79,7 @@ class PageChanges {
   std::size_t page_size_;
   bool whole_ = false;
   std::vector<ByteRange> ranges_;
+  std::vector<ByteMove> moves_;
 };
 
 }  // namespace pmcached::buffer

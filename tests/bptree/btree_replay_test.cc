@@ -185,7 +185,7 @@ TEST_P(BTreeReplayTest, ReplayingTheLogOverAStalePageFileGivesTheTreeBack) {
   ASSERT_NO_FATAL_FAILURE(run_workload(model));
 
   crash_and_recover();
-  EXPECT_EQ(tree_->check(), "");
+  ASSERT_EQ(tree_->check(), "");  // (a broken tree is not scanned: it may hold a cycle)
   EXPECT_EQ(tree_->size(), model.size());
   EXPECT_TRUE(contents() == model);
   // And the recovered tree takes writes again.
@@ -215,7 +215,7 @@ TEST_P(BTreeReplayTest, APageTornByTheCrashIsRepairedBeforeReplay) {
     ASSERT_NE(header.checksum, buffer::page_checksum(page.data(), kReplayPageSize));
   });
   EXPECT_EQ(repaired_, 1u);
-  EXPECT_EQ(tree_->check(), "");
+  ASSERT_EQ(tree_->check(), "");
   EXPECT_EQ(tree_->size(), model.size());
   EXPECT_TRUE(contents() == model);
   // The page the file holds now is the one that was being written.

@@ -36,13 +36,16 @@ class TestPage {
   NodeWriter writer() { return NodeWriter(*changes_); }
   Node node() { return Node(data(), size_); }
 
-  // Applies the ranges logged since begin() to the shadow and starts a new change set; the shadow
-  // must then equal the page.
+  // Applies the moves and ranges logged since begin() to the shadow, as replay does, and starts
+  // a new change set; the shadow must then equal the page.
   ::testing::AssertionResult replay_matches() {
     auto* shadow = reinterpret_cast<std::byte*>(shadow_.data());
     if (changes_->whole()) {
       std::memcpy(shadow, data(), size_);
     } else {
+      for (const buffer::ByteMove& m : changes_->moves()) {
+        std::memmove(shadow + m.to, shadow + m.from, m.length);
+      }
       for (const buffer::ByteRange& r : changes_->ranges()) {
         std::memcpy(shadow + r.offset, data() + r.offset, r.length);
       }
