@@ -173,10 +173,10 @@ void log_paged(const engine::Store& store) {
   };
   spdlog::info(
       "page file {}: {} of {} MB in use, {} B pages, {}; buffer pool {} MB ({} frames), "
-      "page table {}, eviction {}; {} log units replayed",
+      "page table {}, eviction {}; {} torn pages repaired, {} log units replayed",
       s["page_file"], mb("page_file_pages"), mb("page_file_max_pages"), s["page_size"],
       s["page_file_direct_io"] == "yes" ? "O_DIRECT" : "buffered I/O (no O_DIRECT here)",
-      mb("buffer_frames"), s["buffer_frames"], s["page_table"], s["eviction"],
+      mb("buffer_frames"), s["buffer_frames"], s["page_table"], s["eviction"], s["pages_repaired"],
       s["log_units_replayed"]);
 }
 

@@ -67,7 +67,7 @@ BpTreeEngine::BpTreeEngine(const RecordEngineContext& context, unsigned b2_thres
       log_ = buffer::RedoLog::open(pool_, pool_.root(), file_->file_id());
     } catch (const buffer::RedoLogError& error) {
       // Name the file the user gave: the log itself knows only ids.
-      throw std::runtime_error("page file " + path + " does not belong to this pool (" +
+      throw std::runtime_error("page file " + path + " cannot be used with this pool (" +
                                error.what() + ")");
     }
     double_write_ = buffer::DoubleWriteBuffer::open(pool_, log_->double_write_root(), *file_);

@@ -219,9 +219,11 @@ void DoubleWriteBuffer::write(PageId id, const std::byte* page) {
 }
 
 std::size_t DoubleWriteBuffer::repair() {
-  // The newest intact image of each page.
-  std::map<PageId, std::uint32_t> newest;
-  std::map<PageId, Lsn> newest_lsn;
+  struct Image {
+    Lsn lsn;
+    std::uint32_t slot;
+  };
+  std::map<PageId, Image> newest;  // the newest intact image of each page
   for (std::uint32_t i = 0; i < slots_; ++i) {
     SlotHeader header;
     std::memcpy(&header, slot(i), sizeof header);
@@ -230,23 +232,20 @@ std::size_t DoubleWriteBuffer::repair() {
         image_checksum(header.page_id, header.lsn, slot(i) + sizeof header, page_size_, seed_)) {
       continue;
     }
-    auto [it, fresh] = newest_lsn.try_emplace(header.page_id, header.lsn);
-    if (fresh || header.lsn >= it->second) {
-      it->second = header.lsn;
-      newest[header.page_id] = i;
-    }
+    auto [it, fresh] = newest.try_emplace(header.page_id, Image{header.lsn, i});
+    if (!fresh && header.lsn >= it->second.lsn) it->second = Image{header.lsn, i};
   }
   std::size_t repaired = 0;
   AlignedBuffer on_file(page_size_);
-  AlignedBuffer image(page_size_);
-  for (const auto& [id, i] : newest) {
+  for (const auto& [id, image] : newest) {
     file_.read(id, on_file.data());
-    const auto* h = reinterpret_cast<const PageHeader*>(on_file.data());
-    const bool intact = h->checksum == page_checksum(on_file.data(), page_size_) ||
-                        page_is_zero(on_file.data(), page_size_);
-    if (intact && !page_is_zero(on_file.data(), page_size_) && h->lsn >= newest_lsn[id]) continue;
-    std::memcpy(image.data(), slot(i) + sizeof(SlotHeader), page_size_);
-    file_.write(id, image.data());
+    const auto& header = *reinterpret_cast<const PageHeader*>(on_file.data());
+    // A page of zeros was never written (its first write is the one that did not land).
+    const bool written = !page_is_zero(on_file.data(), page_size_);
+    const bool intact = header.checksum == page_checksum(on_file.data(), page_size_);
+    if (written && intact && header.lsn >= image.lsn) continue;
+    std::memcpy(on_file.data(), slot(image.slot) + sizeof(SlotHeader), page_size_);
+    file_.write(id, on_file.data());
     ++repaired;
   }
   if (repaired > 0) file_.sync();
