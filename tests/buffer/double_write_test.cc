@@ -177,14 +177,26 @@ class DoubleWriteTest : public ::testing::Test {
     return file;
   }
 
+  // What most tests start from: a page file "pages", a fresh pool and a buffer made in it.
+  struct Rig {
+    std::unique_ptr<PageFile> file;
+    DwPool pool;
+    std::unique_ptr<DoubleWriteBuffer> dw;
+  };
+  Rig rig(std::size_t page_size, PageId pages) {
+    Rig r;
+    r.file = open_file("pages", page_size, pages);
+    r.pool = DwPool::fresh();
+    r.dw = DoubleWriteBuffer::create(*r.pool.pool, *r.pool.allocator, *r.file);
+    return r;
+  }
+
   std::filesystem::path dir_;
 };
 
 TEST_F(DoubleWriteTest, AWriteReachesTheFile) {
   constexpr std::size_t kPage = 16 * 1024;
-  auto file = open_file("pages", kPage, 8);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, 8);
   EXPECT_EQ(dw->stats().slots, kDoubleWriteBytes / kPage);
   EXPECT_EQ(dw->stats().writes, 0u);
 
@@ -210,9 +222,7 @@ TEST_F(DoubleWriteTest, AWriteReachesTheFile) {
 TEST_F(DoubleWriteTest, TheRingIsReusedOnlyAfterAnFdatasync) {
   constexpr std::size_t kPage = kMaxPageSize;  // the fewest slots
   const std::size_t slots = std::max(kDoubleWriteBytes / kPage, DoubleWriteBuffer::kMinSlots);
-  auto file = open_file("pages", kPage, slots + 3);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, slots + 3);
   ASSERT_EQ(dw->stats().slots, slots);
   const std::uint64_t syncs_before = file->syncs();
 
@@ -242,9 +252,7 @@ TEST_F(DoubleWriteTest, TheRingIsReusedOnlyAfterAnFdatasync) {
 
 TEST_F(DoubleWriteTest, RepairRestoresATornPage) {
   constexpr std::size_t kPage = 16 * 1024;
-  auto file = open_file("pages", kPage, 8);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, 8);
   const AlignedBuffer v1 = dw_page(kPage, 4, 100);
   const AlignedBuffer v2 = dw_page(kPage, 4, 200);
   dw->write(4, v1.data());
@@ -262,9 +270,7 @@ TEST_F(DoubleWriteTest, RepairRestoresATornPage) {
 
 TEST_F(DoubleWriteTest, RepairRestoresALostWrite) {
   constexpr std::size_t kPage = 16 * 1024;
-  auto file = open_file("pages", kPage, 8);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, 8);
   const AlignedBuffer v1 = dw_page(kPage, 2, 100);
   const AlignedBuffer v2 = dw_page(kPage, 2, 200);
   dw->write(2, v2.data());
@@ -277,9 +283,7 @@ TEST_F(DoubleWriteTest, RepairRestoresALostWrite) {
 
 TEST_F(DoubleWriteTest, RepairLeavesANewerPageAlone) {
   constexpr std::size_t kPage = 16 * 1024;
-  auto file = open_file("pages", kPage, 8);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, 8);
   const AlignedBuffer v1 = dw_page(kPage, 6, 100);
   const AlignedBuffer v2 = dw_page(kPage, 6, 200);
   dw->write(6, v1.data());
@@ -292,9 +296,7 @@ TEST_F(DoubleWriteTest, RepairLeavesANewerPageAlone) {
 
 TEST_F(DoubleWriteTest, ASlotThatFailsItsChecksumIsIgnored) {
   constexpr std::size_t kPage = 16 * 1024;
-  auto file = open_file("pages", kPage, 8);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, 8);
   AlignedBuffer v1 = dw_page(kPage, 3, 100);
   // A distinctive run of bytes in the page, to find its slot in the pool.
   constexpr std::size_t kMarkAt = 4000;
@@ -330,9 +332,7 @@ TEST_F(DoubleWriteTest, ASlotThatFailsItsChecksumIsIgnored) {
 
 TEST_F(DoubleWriteTest, TheNewestOfSeveralImagesOfAPageWins) {
   constexpr std::size_t kPage = 16 * 1024;
-  auto file = open_file("pages", kPage, 8);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, 8);
   const AlignedBuffer v1 = dw_page(kPage, 7, 100);
   const AlignedBuffer v2 = dw_page(kPage, 7, 200);
   const AlignedBuffer v3 = dw_page(kPage, 7, 300);
@@ -350,9 +350,7 @@ TEST_F(DoubleWriteTest, TheNewestImageWinsAfterTheRingWrapped) {
   constexpr std::size_t kPage = kMaxPageSize;
   const std::size_t slots = std::max(kDoubleWriteBytes / kPage, DoubleWriteBuffer::kMinSlots);
   constexpr PageId kTarget = 1;
-  auto file = open_file("pages", kPage, slots + 3);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, slots + 3);
   for (std::size_t i = 0; i < slots - 2; ++i) {
     const PageId id = 2 + i;
     dw->write(id, dw_page(kPage, id, 10).data());
@@ -678,9 +676,7 @@ TEST_F(DoubleWriteTest, WritesFromSeveralThreadsAtOnce) {
   constexpr int kThreads = 4;
   constexpr int kPagesPerThread = 200;
   constexpr PageId kPages = kThreads * kPagesPerThread;
-  auto file = open_file("pages", kPage, kPages + 1);
-  DwPool p = DwPool::fresh();
-  auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+  auto [file, p, dw] = rig(kPage, kPages + 1);
   const std::uint64_t slots = dw->stats().slots;
   ASSERT_LT(slots, kPages) << "the ring must be reused during the test";
   const std::uint64_t syncs_before = file->syncs();
