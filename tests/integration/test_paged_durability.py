@@ -548,7 +548,7 @@ def double_write_images(pool_path):
     {u64 page id, u64 LSN, u64 checksum, ...} and the page), and the page size."""
     data = pool_path.read_bytes()
     at = data.find(b"PMDBLWRT")
-    while at % 64 != 0:
+    while at > 0 and at % 64 != 0:  # the root block is a cache line of its own
         at = data.find(b"PMDBLWRT", at + 1)
     assert at >= 0, "no double-write buffer in the pool"
     _, _, slots, page_size, _, region = struct.unpack_from("<QIIIIQ", data, at)
