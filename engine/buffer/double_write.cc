@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include "engine/buffer/aligned_buffer.h"
 #include "engine/buffer/page_checksum.h"
+#include "engine/buffer/pool_blocks.h"
 #include "engine/pm/allocator.h"
 #include "engine/pm/persistence.h"
 #include "engine/pm/pool.h"
@@ -102,16 +104,14 @@ std::unique_ptr<DoubleWriteBuffer> DoubleWriteBuffer::create(pm::Pool& pool,
   const std::size_t page_size = file.page_size();
   const auto slots = static_cast<std::uint32_t>(std::max(kDoubleWriteBytes / page_size, kMinSlots));
   const std::uint64_t bytes = std::uint64_t{slots} * slot_stride(page_size);
-  // More than kMaxSmallBlock makes the region a large run of whole chunks: cache-line aligned.
-  const std::uint64_t root_at = allocator.allocate(sizeof(RootBlock), pm::BlockUse::kIndex);
-  const std::uint64_t region_at = allocator.allocate(
-      std::max<std::uint64_t>(bytes, pm::kMaxSmallBlock + 1), pm::BlockUse::kIndex);
-  if (root_at == 0 || region_at == 0) {
-    if (root_at != 0) allocator.free(root_at);
-    if (region_at != 0) allocator.free(region_at);
+  const std::optional<PoolBlocks> blocks =
+      allocate_root_and_region(allocator, sizeof(RootBlock), bytes);
+  if (!blocks) {
     throw std::runtime_error("double-write buffer: no room in the pool for " +
                              std::to_string(bytes) + " bytes");
   }
+  const std::uint64_t root_at = blocks->root;
+  const std::uint64_t region_at = blocks->region;
   RootBlock root{};
   std::memcpy(root.magic, kMagic, sizeof kMagic);
   root.version = kLayoutVersion;

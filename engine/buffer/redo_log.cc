@@ -33,8 +33,10 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 
+#include "engine/buffer/pool_blocks.h"
 #include "engine/buffer/redo_log_format.h"
 #include "engine/buffer/redo_log_tail.h"
 #include "engine/pm/allocator.h"
@@ -148,18 +150,14 @@ std::unique_ptr<RedoLog> RedoLog::create(pm::Pool& pool, pm::Allocator& allocato
     throw RedoLogError("redo log: " + std::to_string(size) +
                        " bytes is more than the largest block the pool hands out (4 GiB)");
   }
-  // The region is one block; asking for more than kMaxSmallBlock makes it a large run of whole
-  // chunks, which starts cache-line aligned. Both blocks count as index blocks, so the store's
-  // chunk evacuation (item chunks only) never picks them.
-  const std::uint64_t root_at = allocator.allocate(sizeof(RootBlock), pm::BlockUse::kIndex);
-  const std::uint64_t region_at = allocator.allocate(
-      std::max<std::uint64_t>(size, pm::kMaxSmallBlock + 1), pm::BlockUse::kIndex);
-  if (root_at == 0 || region_at == 0) {
-    if (root_at != 0) allocator.free(root_at);
-    if (region_at != 0) allocator.free(region_at);
+  const std::optional<PoolBlocks> blocks =
+      allocate_root_and_region(allocator, sizeof(RootBlock), size);
+  if (!blocks) {
     throw RedoLogError("redo log: no room in the pool for a log of " + std::to_string(size) +
                        " bytes");
   }
+  const std::uint64_t root_at = blocks->root;
+  const std::uint64_t region_at = blocks->region;
   RootBlock root{};
   std::memcpy(root.magic, redo::kRootMagic, sizeof(root.magic));
   root.version = redo::kLayoutVersion;
