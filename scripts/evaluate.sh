@@ -18,9 +18,8 @@
 # the real buffer manager; about 2 minutes, 1 with --quick), the B2-tree experiment
 # (scripts/evaluate_b2tree.py: the URL, title and Random key sets, b2tree against bptree, dram and
 # woart single-threaded, the threshold sweep, buffer pools at 50% and 10%; the trees alone on 1M
-# keys per set and once more on 4M, the stores on 200k keys per set with --quick, about 30
-# minutes; the full mode's stores on 1M keys per set take about 2 more hours, most of it loading
-# the paged stores through the redo log), then writes
+# keys per set and once more on 4M, the stores on 1M keys per set; the full mode runs more GETs
+# and the buffer-pool experiment on every key set), then writes
 # docs/results/*.csv, docs/results/*.png and docs/EVALUATION.md.
 set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"

@@ -70,7 +70,7 @@ MODES = {
                  pool_sets=SETS, pool_gets=200_000, instr_gets=(200_000, 1_200_000),
                  tree_n=1_000_000, tree_lookups=2_000_000, tree_reps=5,
                  scale=dict(n=4_000_000, page_size=65536, lookups=2_000_000, reps=3)),
-    "quick": dict(n=200_000, gets=500_000, reps=3, page_sizes=(65536, 16384),
+    "quick": dict(n=1_000_000, gets=1_000_000, reps=3, page_sizes=(65536, 16384),
                   pool_sets=("url",), pool_gets=50_000, instr_gets=(100_000, 600_000),
                   tree_n=1_000_000, tree_lookups=1_000_000, tree_reps=5,
                   scale=dict(n=4_000_000, page_size=65536, lookups=2_000_000, reps=3)),
@@ -79,11 +79,12 @@ MODES = {
                   pool_gets=1000, instr_gets=(1000, 3000), tree_n=4000, tree_lookups=3000,
                   tree_reps=1, scale=dict(n=6000, page_size=65536, lookups=3000, reps=1)),
 }
-# The trees alone run on 1M keys per set even in quick mode: seed 004's sets are real URL and
-# Wikipedia-title sets of millions of keys, and a set of 200k keys largely fits this machine's
-# caches, where the cache misses that the embedded tree saves matter least (the ratio grows with
-# the data: docs/B2TREE.md). Loading the stores through the redo log is what makes 1M keys slow,
-# and the trees alone have none. "scale": once more on 4M keys (about 500 MB of key files, 6
+# The trees and the stores run on 1M keys per set even in quick mode: seed 004's sets are real
+# URL and Wikipedia-title sets of millions of keys, and a set of 200k keys largely fits this
+# machine's caches, where the cache misses that the embedded tree saves matter least (the ratio
+# grows with the data: docs/B2TREE.md). The stores stayed at 200k until a paged SET stopped
+# logging whole pages (the double-write buffer, stop 39: 26 -> 5 us per SET); quick mode differs
+# from full now in GETs, the pool experiment's sets and perf's runs. "scale": once more on 4M keys (about 500 MB of key files, 6
 # minutes to make them and 10 to run), with the keys looked up read from scattered strings and
 # streamed from one buffer (tree_bench --stream-keys).
 
