@@ -248,7 +248,10 @@ std::size_t DoubleWriteBuffer::repair() {
     file_.write(id, on_file.data());
     ++repaired;
   }
-  if (repaired > 0) file_.sync();
+  // Always: the ring starts again at slot 0, over the images of the last process's writes,
+  // which may still sit in the page cache after a crash of the process alone (not of the
+  // machine). They must be durable before a slot that could repair them is overwritten.
+  file_.sync();
   pages_repaired_ = repaired;
   return repaired;
 }

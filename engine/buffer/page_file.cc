@@ -19,6 +19,7 @@
 
 #include "engine/buffer/aligned_buffer.h"
 #include "engine/buffer/direct_open.h"
+#include "engine/pm/fault_injection.h"
 
 namespace pmcached::buffer {
 namespace {
@@ -81,6 +82,7 @@ void write_all(int fd, const std::byte* in, std::size_t n, off_t at, const std::
 }
 
 void sync_fd(int fd, const std::string& what) {
+  if (pm::FaultInjection::active(pm::Fault::kSyncFails)) fail("cannot sync " + what, EIO);
   while (::fdatasync(fd) != 0) {
     if (errno != EINTR) fail("cannot sync " + what, errno);
   }
@@ -112,6 +114,8 @@ struct PageFile::Impl {
   std::mutex grow_mutex;  // extend() and the header update in sync()
   PageId header_count = 0;
   std::atomic<std::uint64_t> reads{0}, writes{0}, syncs{0};
+  // Set by the first fdatasync that failed: see sync().
+  std::atomic<bool> sync_failed{false};
 
   ~Impl() {
     if (fd >= 0) ::close(fd);
@@ -284,15 +288,34 @@ void PageFile::write(PageId id, const std::byte* in) {
 
 // The header's page count is raised only after the extension it records is durable, so a
 // file is never shorter than its header says unless something outside pmcached cut it.
+//
+// A failed fdatasync is final: Linux reports a lost write-back once and then marks the pages
+// clean, so a second fdatasync would succeed with the data gone, and the callers (a checkpoint,
+// the double-write buffer's ring) would take it as durable (PostgreSQL's "fsyncgate"). Every
+// later sync() throws too; the slot images and the redo log still hold what the file lost, and
+// the next start repairs and replays from them.
 void PageFile::sync() {
   Impl& f = *impl_;
+  if (f.sync_failed.load(std::memory_order_acquire)) {
+    throw PageFileError("cannot sync " + f.name +
+                        ": an earlier fdatasync failed, writes since may be lost (restart to "
+                        "repair and replay them)");
+  }
+  const auto sync_once = [&f] {
+    try {
+      sync_fd(f.fd, f.name);
+    } catch (const PageFileError&) {
+      f.sync_failed.store(true, std::memory_order_release);
+      throw;
+    }
+  };
   const PageId count = page_count();
-  sync_fd(f.fd, f.name);
+  sync_once();
   f.syncs.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(f.grow_mutex);
   if (count > f.header_count) {
     f.write_header(count, false);
-    sync_fd(f.fd, f.name);
+    sync_once();
     f.header_count = count;
   }
 }

@@ -73,7 +73,9 @@ class PageFile {
   void read(PageId id, std::byte* out) const;
   void write(PageId id, const std::byte* in);
   // fdatasync: every completed write() and extend() is durable (the header then records the
-  // new page count, so a file cut shorter later is refused as truncated).
+  // new page count, so a file cut shorter later is refused as truncated). Throws PageFileError
+  // if it fails, and from then on at every call: a failed fdatasync may have lost writes that a
+  // retry would report as durable.
   void sync();
 
   // Counters for `stats engine`.

@@ -19,6 +19,8 @@ enum class Fault : unsigned {
   kSkipPublishOrder = 1u << 2,
   // PmRegion::reserve fails with ENOSPC (a full file system), on any region.
   kReserveFails = 1u << 3,
+  // buffer::PageFile::sync's fdatasync fails with EIO (a device that lost a write).
+  kSyncFails = 1u << 4,
 };
 
 class FaultInjection {

@@ -2,7 +2,8 @@
 // restores torn and lost writes and leaves newer pages alone, ignores slots that fail their
 // checksum, prefers the newest image of a page, refuses a root made for another page file or page
 // size, survives a crash at every persistence point of a write (pm::CrashSimulator, plain and
-// adversarial), and takes writes from several threads at once.
+// adversarial), makes the last run's writes durable before reusing the ring, never reuses it
+// after a failed fdatasync, and takes writes from several threads at once.
 #include "engine/buffer/double_write.h"
 
 #include <string.h>  // memmem
@@ -26,6 +27,7 @@
 #include "engine/buffer/page_file.h"
 #include "engine/pm/allocator.h"
 #include "engine/pm/crash_simulator.h"
+#include "engine/pm/fault_injection.h"
 #include "engine/pm/pm_region.h"
 #include "engine/pm/pool.h"
 
@@ -458,6 +460,61 @@ TEST_F(DoubleWriteTest, ReopenedAfterACrashItRepairs) {
   EXPECT_TRUE(file_page_is(*file, 5, v3));
   EXPECT_EQ(dw->repair(), 0u);
   EXPECT_TRUE(file_page_is(*file, 5, v3));
+}
+
+// A process that died (not the machine) leaves its last writes in the page cache, intact but
+// not durable. The next start finds nothing to repair, yet must fdatasync before its first write
+// reuses slot 0: until then, those slots are all that would repair the writes after a power
+// failure.
+TEST_F(DoubleWriteTest, RepairMakesTheLastRunsWritesDurableEvenWithNothingToRepair) {
+  constexpr std::size_t kPage = 16 * 1024;
+  auto file = open_file("pages", kPage, 8);
+  std::vector<char> image;
+  std::uint64_t root = 0;
+  {
+    DwPool p = DwPool::fresh();
+    auto dw = DoubleWriteBuffer::create(*p.pool, *p.allocator, *file);
+    root = dw->root_offset();
+    dw->write(5, dw_page(kPage, 5, 100).data());
+    image = p.memory();
+  }
+  DwPool p = DwPool::restart(image);
+  auto dw = DoubleWriteBuffer::open(*p.pool, root, *file);
+  p.rebuild(*dw);
+  const std::uint64_t syncs = file->syncs();
+  EXPECT_EQ(dw->repair(), 0u);
+  EXPECT_EQ(file->syncs(), syncs + 1) << "the ring starts again over writes not yet durable";
+}
+
+// A failed fdatasync may have lost writes (Linux reports it once, then marks the pages clean): the
+// ring must not start again over their images on a retry that reports success.
+TEST_F(DoubleWriteTest, AfterAFailedFdatasyncTheRingIsNotReused) {
+  constexpr std::size_t kPage = kMaxPageSize;  // the fewest slots
+  const std::size_t slots = std::max(kDoubleWriteBytes / kPage, DoubleWriteBuffer::kMinSlots);
+  auto [file, p, dw] = rig(kPage, slots + 3);
+  std::vector<AlignedBuffer> pages;
+  for (PageId id = 1; id <= slots + 1; ++id) pages.push_back(dw_page(kPage, id, 10 * id));
+  for (PageId id = 1; id <= slots; ++id) dw->write(id, pages[id - 1].data());
+  {
+    const pm::FaultScope fault(pm::Fault::kSyncFails);
+    EXPECT_THROW(dw->write(slots + 1, pages[slots].data()), PageFileError);
+  }
+  // The device works again; the writes of the failed sync's time may still be lost.
+  EXPECT_THROW(dw->write(slots + 1, pages[slots].data()), PageFileError);
+  EXPECT_THROW(file->sync(), PageFileError);
+  EXPECT_EQ(dw->stats().syncs, 0u);
+  // Every slot still holds its image: a torn page is repaired from it at the next start.
+  tear_file_page(*file, 1, dw_page(kPage, 1, 999, 7));
+  const std::uint64_t root = dw->root_offset();
+  const std::vector<char> image = p.memory();
+  dw.reset();
+  file.reset();
+  DwPool restarted = DwPool::restart(image);
+  auto reopened = open_file("pages", kPage, slots + 3);
+  auto again = DoubleWriteBuffer::open(*restarted.pool, root, *reopened);
+  restarted.rebuild(*again);
+  EXPECT_EQ(again->repair(), 1u);
+  EXPECT_TRUE(file_page_is(*reopened, 1, pages[0]));
 }
 
 // --- Crash at every persistence point of a write -------------------------------------------------

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 
 #include "engine/buffer/aligned_buffer.h"
 #include "engine/buffer/direct_open.h"
+#include "engine/pm/fault_injection.h"
 
 namespace pmcached::buffer {
 namespace {
@@ -223,6 +225,32 @@ TEST_F(PageFileTest, CountsReadsWritesAndSyncs) {
   EXPECT_EQ(file->writes(), 2u);
   EXPECT_EQ(file->reads(), 1u);
   EXPECT_EQ(file->syncs(), 1u);
+}
+
+// Linux reports a lost write-back to one fdatasync and then marks the pages clean: a retry would
+// succeed with the data gone. So after one failure every sync fails, and says why.
+TEST_F(PageFileTest, ASyncThatFailedFailsEveryLaterSync) {
+  auto file = PageFile::open(options_);
+  ASSERT_TRUE(file->extend(3));
+  AlignedBuffer page(kFilePage);
+  file->write(1, page.data());
+  file->sync();
+  file->write(2, page.data());
+  {
+    const pm::FaultScope fault(pm::Fault::kSyncFails);
+    EXPECT_THROW(file->sync(), PageFileError);
+  }
+  try {
+    file->sync();
+    FAIL() << "a sync after a failed one succeeded";
+  } catch (const PageFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("an earlier fdatasync failed"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(file->syncs(), 1u);
+  // Reads and writes go on: what they reach is the file's business, not a durability claim.
+  file->read(1, page.data());
+  file->write(2, page.data());
 }
 
 TEST_F(PageFileTest, RejectsAPageSizeThatIsNotAPowerOfTwoInRange) {
