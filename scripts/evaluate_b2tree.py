@@ -84,9 +84,9 @@ MODES = {
 # machine's caches, where the cache misses that the embedded tree saves matter least (the ratio
 # grows with the data: docs/B2TREE.md). The stores stayed at 200k until a paged SET stopped
 # logging whole pages (the double-write buffer, stop 39: 26 -> 5 us per SET); quick mode differs
-# from full now in GETs, the pool experiment's sets and perf's runs. "scale": once more on 4M keys (about 500 MB of key files, 6
-# minutes to make them and 10 to run), with the keys looked up read from scattered strings and
-# streamed from one buffer (tree_bench --stream-keys).
+# from full now in GETs, the pool experiment's sets and perf's runs. "scale": once more on 4M
+# keys (about 500 MB of key files, 6 minutes to make them and 10 to run), with the keys looked up
+# read from scattered strings and streamed from one buffer (tree_bench --stream-keys).
 
 
 def load_average():
