@@ -70,10 +70,6 @@ BpTreeEngine::BpTreeEngine(const RecordEngineContext& context, unsigned b2_thres
       throw std::runtime_error("page file " + path + " cannot be used with this pool (" +
                                error.what() + ")");
     }
-    if (log_->double_write_root() == 0) {
-      throw std::runtime_error("page file " + path + " cannot be used with this pool (its redo " +
-                               "log names no double-write buffer)");
-    }
     double_write_ = buffer::DoubleWriteBuffer::open(pool_, log_->double_write_root(), *file_);
   }
 

@@ -134,6 +134,7 @@ std::unique_ptr<DoubleWriteBuffer> DoubleWriteBuffer::create(pm::Pool& pool,
 std::unique_ptr<DoubleWriteBuffer> DoubleWriteBuffer::open(pm::Pool& pool,
                                                            std::uint64_t root_offset,
                                                            PageFile& file) {
+  if (root_offset == 0) refuse(root_offset, "none was made (the redo log names no buffer)");
   if (root_offset < pool.heap_begin() || root_offset % alignof(RootBlock) != 0 ||
       root_offset > pool.heap_end() - sizeof(RootBlock)) {
     refuse(root_offset, "the root lies outside the pool's heap");
