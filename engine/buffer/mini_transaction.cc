@@ -22,6 +22,47 @@ T take(std::span<const std::byte>& in) {
   return value;
 }
 
+// A page logged whole, as kPageSparseImage: the runs of kImageBlock-aligned blocks after the
+// header that hold a non-zero byte. A split or rebuilt page is built in a zeroed buffer, so its
+// free space (about half of a page just split) costs nothing in the log.
+constexpr std::size_t kImageBlock = 64;
+
+bool zero_block(const std::byte* at, std::size_t n) noexcept {
+  std::uint64_t any = 0;
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, at + i, 8);
+    any |= word;
+  }
+  for (std::size_t i = n & ~std::size_t{7}; i < n; ++i)
+    any |= std::to_integer<std::uint64_t>(at[i]);
+  return any == 0;
+}
+
+void put_sparse_image(std::vector<std::byte>& out, const std::byte* page, std::size_t page_size) {
+  const std::size_t count_at = out.size();
+  put(out, std::uint32_t{0});
+  std::uint32_t count = 0;
+  std::size_t offset = kPageHeaderSize;
+  while (offset < page_size) {
+    // The next non-zero block, then the end of the run of non-zero blocks from it.
+    std::size_t end = std::min((offset / kImageBlock + 1) * kImageBlock, page_size);
+    if (zero_block(page + offset, end - offset)) {
+      offset = end;
+      continue;
+    }
+    while (end < page_size && !zero_block(page + end, std::min(kImageBlock, page_size - end))) {
+      end = std::min(end + kImageBlock, page_size);
+    }
+    put(out, static_cast<std::uint32_t>(offset));
+    put(out, static_cast<std::uint32_t>(end - offset));
+    out.insert(out.end(), page + offset, page + end);
+    ++count;
+    offset = end;
+  }
+  std::memcpy(out.data() + count_at, &count, sizeof count);
+}
+
 }  // namespace
 
 MiniTransaction::MiniTransaction(BufferManager& buffers, RedoLog* log) noexcept
@@ -76,8 +117,8 @@ Lsn MiniTransaction::finish() {
       // Only new and rebuilt pages are logged whole. Replay may read any other page from the
       // file: a torn write-back there is repaired from the double-write buffer first.
       if (changes.whole()) {
-        scratch_.insert(scratch_.end(), page + kPageHeaderSize, page + page_size);
-        types.push_back(kPageImage);
+        put_sparse_image(scratch_, page, page_size);
+        types.push_back(kPageSparseImage);
       } else {
         put(scratch_, static_cast<std::uint32_t>(changes.moves().size()));
         put(scratch_, static_cast<std::uint32_t>(changes.ranges().size()));
@@ -128,6 +169,20 @@ void MiniTransaction::replay(BufferManager& buffers, Lsn end_lsn,
       // Not read from the file: the image replaces whatever (possibly torn) page is there.
       PageGuard page = buffers.fix_new(id);
       std::memcpy(page.data() + kPageHeaderSize, body.data(), body.size());
+      page.mark_dirty(end_lsn);
+    } else if (record.type == kPageSparseImage) {
+      // The same, from a zeroed page (fix_new) with the record's blocks copied in.
+      PageGuard page = buffers.fix_new(id);
+      const auto count = take<std::uint32_t>(body);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const auto offset = take<std::uint32_t>(body);
+        const auto length = take<std::uint32_t>(body);
+        if (body.size() < length || offset < kPageHeaderSize || offset + length > page_size) {
+          throw std::runtime_error("redo log: a page image block is out of bounds");
+        }
+        std::memcpy(page.data() + offset, body.data(), length);
+        body = body.subspan(length);
+      }
       page.mark_dirty(end_lsn);
     } else if (record.type == kPageRanges) {
       PageGuard page = buffers.fix(id, LatchMode::kExclusive);

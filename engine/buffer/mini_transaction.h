@@ -3,17 +3,24 @@
 // An engine moves every page it is about to change (latched exclusively) into the transaction
 // and changes it only through the returned PageChanges. finish() then appends one unit to the
 // redo log: for each page either its changed byte ranges (physical redo) or, when the page is
-// new or rebuilt (mark_whole), its whole image. Replay applies ranges to the page as the file
-// holds it, which is never torn: the engine writes pages through a DoubleWriteBuffer and
-// repairs them from it before replay (double_write.h). Then it stamps every page's LSN, marks
-// it dirty and releases the latches, in that order: a page cannot be written back (WAL rule:
-// only after the log is durable up to its LSN) before its change is in the log. The caller
-// commits the returned LSN (RedoLog::commit) before acknowledging the command.
+// new or rebuilt (mark_whole), its whole image without its zero blocks. Replay applies ranges to
+// the page as the file holds it, which is never torn: the engine writes pages through a
+// DoubleWriteBuffer and repairs them from it before replay (double_write.h). Then it stamps every
+// page's LSN, marks it dirty and releases the latches, in that order: a page cannot be written back
+// (WAL rule: only after the log is durable up to its LSN) before its change is in the log. The
+// caller commits the returned LSN (RedoLog::commit) before acknowledging the command.
 //
-// Record types in the log: kPageImage {u64 page id, page bytes after the header} and
-// kPageRanges {u64 page id, u32 moves, u32 ranges, then moves x {u32 to, u32 from, u32 length},
-// then ranges x {u32 offset, u32 length, bytes}}. replay() applies a unit to the pages whose LSN
-// is older than the unit's: a kPageRanges record's moves in order (memmove), then its ranges.
+// Record types in the log:
+// - kPageSparseImage {u64 page id, u32 blocks, then blocks x {u32 offset, u32 length, bytes}}: a
+//   page logged whole, as the runs of 64-byte-aligned blocks after the header that hold a
+//   non-zero byte (the zero ones, such as the free space of a page just split, are left out);
+// - kPageRanges {u64 page id, u32 moves, u32 ranges, then moves x {u32 to, u32 from, u32 length},
+//   then ranges x {u32 offset, u32 length, bytes}};
+// - kPageImage {u64 page id, page bytes after the header}: a whole image as builds before the
+//   sparse one logged it; replayed, no longer written.
+// replay() puts an image in place whatever the file holds (a sparse one over a zeroed page), and
+// applies a kPageRanges record to a page whose LSN is older than the unit's: its moves in order
+// (memmove), then its ranges.
 //
 // Without a log (tests, volatile use) finish() only marks the pages dirty.
 //
@@ -34,6 +41,7 @@ namespace pmcached::buffer {
 
 inline constexpr std::uint16_t kPageImage = 1;
 inline constexpr std::uint16_t kPageRanges = 2;
+inline constexpr std::uint16_t kPageSparseImage = 3;
 
 class MiniTransaction {
  public:
@@ -61,7 +69,7 @@ class MiniTransaction {
   // True if finish() found no room in the log and still holds the pages.
   [[nodiscard]] bool pending() const noexcept { return !entries_.empty(); }
 
-  // Replays one unit of kPageImage / kPageRanges records at `end_lsn` (recovery).
+  // Replays one unit of page records at `end_lsn` (recovery).
   static void replay(BufferManager& buffers, Lsn end_lsn, std::span<const LogRecord> records);
 
  private:

@@ -1,4 +1,4 @@
-// The redo log's bytes in the pool (layout version 2): its root block and its units. Pure
+// The redo log's bytes in the pool (layout version 3): its root block and its units. Pure
 // functions over memory: nothing here flushes, fences or locks (redo_log.cc does).
 //
 // Root block: one 64-byte cache line (RootBlock). The immutable part [0, 48) is covered by an
@@ -31,7 +31,7 @@
 
 namespace pmcached::buffer::redo {
 
-inline constexpr std::uint32_t kLayoutVersion = 2;
+inline constexpr std::uint32_t kLayoutVersion = 3;
 inline constexpr char kRootMagic[8] = {'P', 'M', 'R', 'E', 'D', 'O', 'L', 'G'};
 inline constexpr std::size_t kRegionAlign = 4096;  // region sizes are multiples of this
 
