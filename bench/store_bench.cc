@@ -18,7 +18,7 @@
 //   store_bench [--engines dram,wort,bptree:hash,bptree:swizzle] [--n N] [--value-size B]
 //               [--keys text|be64|random] [--gets G] [--burst B] [--threads 1,2]
 //               [--repetitions R] [--dir DIR] [--buffer-pool-mb M] [--page-size B]
-//               [--eviction P] [--seed S] [--csv FILE] [--key-file FILE]
+//               [--log-mb L] [--eviction P] [--seed S] [--csv FILE] [--key-file FILE]
 //               [--buffer-pool-percent P] [--stats-csv FILE]
 // Engines: "engine[:hash|:swizzle][:tN]", a paged engine's page table and b2tree's threshold N
 // (e.g. b2tree:hash:t16). --key-file FILE: the keys (one per line, scripts/make-keysets.py) instead
@@ -77,6 +77,7 @@ struct Options {
   // > 0: after the load the store is reopened with a pool of this share of the pages in use.
   double buffer_pool_percent = 0;
   std::size_t page_size = buffer::kDefaultPageSize;
+  std::size_t log_mb = 64;  // paged engines' redo log (pmcached's --log-mb)
   buffer::EvictionKind eviction = buffer::EvictionKind::kClock;
   std::uint64_t seed = 18;
   std::string csv, stats_csv;
@@ -259,10 +260,12 @@ Subject open_and_load(const EngineSpec& spec, const Options& o,
     engine::StoreConfig config;
     config.engine = spec.engine;
     config.pool_path = s.pool_path;
-    config.pool_bytes = o.n * 512 + (128u << 20);  // items and index (wort), the log (bptree)
+    // Items and index (wort), the log and the double-write buffer (paged engines).
+    config.pool_bytes = o.n * 512 + ((o.log_mb + 64) << 20);
     config.options.memory_limit_bytes = o.n * 512 + (64u << 20);  // dram: nothing is evicted
     config.paged.page_file = s.page_file;
     config.paged.page_size = o.page_size;
+    config.paged.log_bytes = o.log_mb << 20;
     config.paged.buffer_pool_bytes = pool_bytes;
     config.paged.page_file_bytes = std::max<std::uint64_t>(1ull << 30, 4 * buffer_pool_bytes(o));
     config.paged.page_table = spec.page_table;
@@ -451,16 +454,16 @@ int bench(Options o) {
       o.n, key_description(o, keys).c_str(), o.value_size, o.gets, threads_text.c_str(), o.burst);
   if (o.buffer_pool_percent > 0) {
     std::printf(
-        "# paged engines: page %zu B; loaded with a buffer pool of %zu MiB, then closed and "
-        "reopened with a pool of\n#   %g%% of the pages in use (at least the engine's minimum), "
-        "eviction %s\n",
-        o.page_size, buffer_pool_bytes(o) >> 20, o.buffer_pool_percent,
+        "# paged engines: page %zu B, redo log %zu MiB; loaded with a buffer pool of %zu MiB, then "
+        "closed and\n#   reopened with a pool of %g%% of the pages in use (at least the engine's "
+        "minimum), eviction %s\n",
+        o.page_size, o.log_mb, buffer_pool_bytes(o) >> 20, o.buffer_pool_percent,
         std::string(buffer::eviction_name(o.eviction)).c_str());
   } else {
     std::printf(
         "# paged engines: page %zu B, buffer pool %zu MiB (meant to hold all the data), "
-        "eviction %s\n",
-        o.page_size, buffer_pool_bytes(o) >> 20,
+        "redo log %zu MiB, eviction %s\n",
+        o.page_size, buffer_pool_bytes(o) >> 20, o.log_mb,
         std::string(buffer::eviction_name(o.eviction)).c_str());
   }
   std::printf(
@@ -670,6 +673,8 @@ int main(int argc, char** argv) {
   app.add_option("--buffer-pool-mb", o.buffer_pool_mb, "paged engines' pool (0: from N)");
   app.add_option("--page-size", o.page_size, "paged engines' page size")
       ->check(CLI::Range(buffer::kMinPageSize, buffer::kMaxPageSize));
+  app.add_option("--log-mb", o.log_mb, "paged engines' redo log in MiB (default 64, as pmcached)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
   app.add_option("--eviction", eviction, "random, clock, gclock, car, lru");
   app.add_option("--seed", o.seed, "load order and GET key seed");
   app.add_option("--csv", o.csv, "write one row per engine, repetition and phase to this file");
