@@ -28,7 +28,7 @@ using Lsn = std::uint64_t;
 
 struct PageHeader {
   Lsn lsn = 0;                 // last log record applied to this page
-  std::uint32_t checksum = 0;  // XXH32 of the page with this field taken as 0
+  std::uint32_t checksum = 0;  // page_checksum.h: of the page with this field taken as 0
   std::uint32_t kind = 0;      // the engine's page kind (0 = free page)
 };
 static_assert(sizeof(PageHeader) == 16);

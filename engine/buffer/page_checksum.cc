@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstring>
 
-#define XXH_STATIC_LINKING_ONLY  // XXH32_state_t on the stack
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
 
 #include "engine/buffer/buffer_types.h"
@@ -14,12 +14,12 @@ std::uint32_t page_checksum(const std::byte* page, std::size_t size) noexcept {
   constexpr std::size_t at = offsetof(PageHeader, checksum);
   constexpr std::size_t after = at + sizeof(PageHeader::checksum);
   const std::uint32_t zero = 0;
-  XXH32_state_t state;
-  XXH32_reset(&state, 0);
-  XXH32_update(&state, page, at);
-  XXH32_update(&state, &zero, sizeof(zero));
-  XXH32_update(&state, page + after, size - after);
-  return XXH32_digest(&state);
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, page, at);
+  XXH3_64bits_update(&state, &zero, sizeof(zero));
+  XXH3_64bits_update(&state, page + after, size - after);
+  return static_cast<std::uint32_t>(XXH3_64bits_digest(&state));
 }
 
 bool page_is_zero(const std::byte* page, std::size_t size) noexcept {

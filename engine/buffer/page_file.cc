@@ -25,7 +25,8 @@ namespace pmcached::buffer {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'M', 'C', 'P', 'A', 'G', 'E', 'S'};
-constexpr std::uint32_t kLayoutVersion = 1;
+// 2: page checksums are XXH3-64's low 32 bits (page_checksum.h); 1: XXH32.
+constexpr std::uint32_t kLayoutVersion = 2;
 constexpr std::uint64_t kExtentBytes = 1u << 20;  // growth step: 16 to 256 pages
 
 // The first bytes of page 0; the rest of the page is zero.

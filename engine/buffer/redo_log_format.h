@@ -6,7 +6,7 @@
 // 8-byte store. `seed` is drawn at creation and seeds every unit checksum, so units left in the
 // region's bytes by an earlier log (a freed and reused block) never verify as this log's.
 //
-// Unit: a 16-byte UnitHeader {u64 lsn of its first byte, u32 length, u32 XXH32}, then records
+// Unit: a 16-byte UnitHeader {u64 lsn of its first byte, u32 length, u32 checksum}, then records
 // {u16 type, u16 reserved (0), u32 body length, body padded with zeros to 8 bytes}; a unit whose
 // records end 8 bytes short of a multiple of 16 (kUnitAlign) ends with a filler record header
 // {0, kFiller, 0}, so `length` is a multiple of 16 and no tail is ever read as an empty record.
@@ -18,7 +18,8 @@
 //   lap skip (kLapSkipFlag): 16 bytes; the next unit's LSN is one region size further than its
 //       end, so every byte left in the region from before has an LSN below the next expected
 //       one. replay() writes one where the log ends (redo_log.cc says why).
-// The checksum of a record unit is XXH32 over the whole unit with the checksum field taken as 0.
+// The checksum of a unit is the low 32 bits of XXH3-64, seeded with `seed`, over the whole unit
+// with the checksum field taken as 0.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +39,7 @@ inline constexpr std::size_t kRegionAlign = 4096;  // region sizes are multiples
 struct RootBlock {
   char magic[8];
   std::uint32_t version;
-  std::uint32_t seed;  // XXH32 seed of this log's units
+  std::uint32_t seed;  // seeds this log's unit checksums
   std::uint64_t region_offset;
   std::uint64_t region_size;
   std::uint64_t page_file_id;

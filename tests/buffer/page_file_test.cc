@@ -287,12 +287,15 @@ TEST_F(PageFileTest, RefusesAnotherPageSizeUnchanged) {
                  "page file " + options_.path + " has 4096-byte pages, not 16384 (--page-size)");
 }
 
+// Version 1 is a file of an earlier build (XXH32 page checksums, which this build would read as
+// corrupt pages); 3 is a later one.
 TEST_F(PageFileTest, RefusesAnotherLayoutVersionUnchanged) {
   (void)PageFile::open(options_);
-  const std::uint32_t version = 2;
-  patch_file(options_.path, 8, &version, sizeof(version));
-  expect_refused(options_, "page file " + options_.path +
-                               " has layout version 2, this pmcached reads version 1");
+  for (const std::uint32_t version : {1u, 3u}) {
+    patch_file(options_.path, 8, &version, sizeof(version));
+    expect_refused(options_, "page file " + options_.path + " has layout version " +
+                                 std::to_string(version) + ", this pmcached reads version 2");
+  }
 }
 
 TEST_F(PageFileTest, RefusesACorruptHeaderUnchanged) {
