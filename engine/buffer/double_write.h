@@ -21,6 +21,10 @@
 // slots of one page the newest wins. A slot image is a state the page really had, written only
 // after the log was durable up to its LSN (the WAL rule), so installing it is what the write
 // would have done.
+// A page of zeros in the file (extended, its first write lost) counts as torn. A slot naming a
+// page past the file's end is skipped: the extension did not survive either, so the page was
+// made after the last checkpoint's fdatasync, and replay rebuilds it from the image the log
+// holds of it (a new page is logged whole) without reading the file.
 //
 // Layout in the pool: a root block (one 64-byte line: magic PMDBLWRT, layout version, slot count,
 // page size, region offset, page file id, seed, checksum of the line before it) and a region of
