@@ -162,27 +162,23 @@ void MiniTransaction::replay(BufferManager& buffers, Lsn end_lsn,
   for (const LogRecord& record : records) {
     std::span<const std::byte> body = record.body;
     const auto id = take<PageId>(body);
-    if (record.type == kPageImage) {
-      if (body.size() != page_size - kPageHeaderSize) {
-        throw std::runtime_error("redo log: a page image has the wrong size");
-      }
-      // Not read from the file: the image replaces whatever (possibly torn) page is there.
-      PageGuard page = buffers.fix_new(id);
-      std::memcpy(page.data() + kPageHeaderSize, body.data(), body.size());
-      page.mark_dirty(end_lsn);
-    } else if (record.type == kPageSparseImage) {
-      // The same, from a zeroed page (fix_new) with the record's blocks copied in.
+    if (record.type == kPageSparseImage) {
+      // Not read from the file: the image replaces whatever (possibly torn) page is there, from
+      // a zeroed page (fix_new) with the record's blocks copied in.
       PageGuard page = buffers.fix_new(id);
       const auto count = take<std::uint32_t>(body);
       for (std::uint32_t i = 0; i < count; ++i) {
         const auto offset = take<std::uint32_t>(body);
         const auto length = take<std::uint32_t>(body);
-        if (body.size() < length || offset < kPageHeaderSize || offset + length > page_size) {
+        if (body.size() < length || offset < kPageHeaderSize ||
+            std::uint64_t{offset} + length > page_size) {
           throw std::runtime_error("redo log: a page image block is out of bounds");
         }
         std::memcpy(page.data() + offset, body.data(), length);
         body = body.subspan(length);
       }
+      if (!body.empty())
+        throw std::runtime_error("redo log: a page image has bytes past its blocks");
       page.mark_dirty(end_lsn);
     } else if (record.type == kPageRanges) {
       PageGuard page = buffers.fix(id, LatchMode::kExclusive);
@@ -202,7 +198,8 @@ void MiniTransaction::replay(BufferManager& buffers, Lsn end_lsn,
       for (std::uint32_t i = 0; i < count; ++i) {
         const auto offset = take<std::uint32_t>(body);
         const auto length = take<std::uint32_t>(body);
-        if (body.size() < length || offset < kPageHeaderSize || offset + length > page_size) {
+        if (body.size() < length || offset < kPageHeaderSize ||
+            std::uint64_t{offset} + length > page_size) {
           throw std::runtime_error("redo log: a page range is out of bounds");
         }
         if (apply) std::memcpy(page.data() + offset, body.data(), length);

@@ -16,8 +16,8 @@
 //   non-zero byte (the zero ones, such as the free space of a page just split, are left out);
 // - kPageRanges {u64 page id, u32 moves, u32 ranges, then moves x {u32 to, u32 from, u32 length},
 //   then ranges x {u32 offset, u32 length, bytes}};
-// - kPageImage {u64 page id, page bytes after the header}: a whole image as builds before the
-//   sparse one logged it; replayed, no longer written.
+// (Type 1 was a whole image with every byte, in logs of redo layout v2 and before, which are
+// refused at open.)
 // replay() puts an image in place whatever the file holds (a sparse one over a zeroed page), and
 // applies a kPageRanges record to a page whose LSN is older than the unit's: its moves in order
 // (memmove), then its ranges.
@@ -39,7 +39,6 @@
 
 namespace pmcached::buffer {
 
-inline constexpr std::uint16_t kPageImage = 1;
 inline constexpr std::uint16_t kPageRanges = 2;
 inline constexpr std::uint16_t kPageSparseImage = 3;
 

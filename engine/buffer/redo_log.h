@@ -8,8 +8,8 @@
 // Layout in the pool: a root block (magic, layout version, region offset and size, the page
 // file's id, its double-write buffer's root, the checkpoint LSN = where replay starts, a checksum
 // of the immutable part; the LSN is written with one failure-atomic 8-byte store) and the region. A
-// unit is {u64 lsn of its first byte, u32 length, u32 checksum (XXH32 of the unit with this field
-// 0, seeded per log)} then records {u16 type, u16 reserved, u32 length, body}, padded to 8 bytes;
+// unit is {u64 lsn of its first byte, u32 length, u32 checksum (of the unit with this field 0,
+// seeded per log)} then records {u16 type, u16 reserved, u32 length, body}, padded to 8 bytes;
 // a unit is a multiple of 16 bytes. A unit never wraps: when it does not fit before the region's
 // end, a padding unit fills the rest. Replay visits the units from the checkpoint LSN while each
 // has the expected LSN and a valid checksum; the first that does not (never written, torn, or

@@ -32,6 +32,7 @@ std::uint32_t unit_checksum(const std::byte* unit, std::uint64_t length,
   std::memcpy(&header, unit, sizeof(header));
   header.checksum = 0;
   XXH3_state_t state;
+  XXH3_INITSTATE(&state);  // else a reset with a seed may keep a secret left on the stack
   XXH3_64bits_reset_withSeed(&state, seed);
   XXH3_64bits_update(&state, &header, sizeof(header));
   XXH3_64bits_update(&state, unit + sizeof(header), length - sizeof(header));

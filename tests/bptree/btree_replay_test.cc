@@ -291,6 +291,39 @@ TEST_P(BTreeReplayTest, APageLoggedWholeLeavesOutItsZeroBlocksAndReplaysExactly)
       0);
 }
 
+// A record whose unit checksum holds but whose block lies past the page (a 32-bit offset + length
+// that wraps around) is refused, never written out of bounds: for both record types that carry
+// byte runs.
+TEST_P(BTreeReplayTest, APageRecordReachingPastThePageIsRefused) {
+  for (const std::uint16_t type : {buffer::kPageSparseImage, buffer::kPageRanges}) {
+    SCOPED_TRACE(type);
+    TearDown();
+    SetUp();
+    command([&](buffer::MiniTransaction& txn) { tree_->format(txn); });
+    buffers_->write_back_all();  // the meta page is in the file for kPageRanges to fix
+    std::vector<std::byte> body;
+    const auto put = [&](auto value) {
+      const auto* bytes = reinterpret_cast<const std::byte*>(&value);
+      body.insert(body.end(), bytes, bytes + sizeof value);
+    };
+    put(buffer::PageId{1});
+    if (type == buffer::kPageRanges) put(std::uint32_t{0});  // no moves
+    put(std::uint32_t{1});                                   // one block or range
+    put(std::uint32_t{0xFFFFFFF0});                          // + 32 wraps to 16
+    put(std::uint32_t{32});
+    body.resize(body.size() + 32, std::byte{0x5A});
+    const buffer::LogRecord record{type, body};
+    log_->commit(log_->append(std::span(&record, 1)));
+    try {
+      crash_and_recover();
+      ADD_FAILURE() << "replay took the record";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("out of bounds"), std::string::npos) << e.what();
+    }
+    replaying_ = false;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     PageTablesAndPools, BTreeReplayTest,
     ::testing::Combine(::testing::Values(PageTableKind::kHash, PageTableKind::kSwizzle),
