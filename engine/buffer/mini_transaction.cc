@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace pmcached::buffer {
 namespace {
@@ -20,6 +21,25 @@ T take(std::span<const std::byte>& in) {
   std::memcpy(&value, in.data(), sizeof value);
   in = in.subspan(sizeof value);
   return value;
+}
+
+// One {u32 offset, u32 length, bytes} run of a page record, checked to lie inside the page after
+// its header (in 64 bits: a corrupt record must not wrap around); `what` names it in the error.
+struct Run {
+  std::uint32_t offset;
+  std::span<const std::byte> bytes;
+};
+
+Run take_run(std::span<const std::byte>& body, std::size_t page_size, const char* what) {
+  const auto offset = take<std::uint32_t>(body);
+  const auto length = take<std::uint32_t>(body);
+  if (body.size() < length || offset < kPageHeaderSize ||
+      std::uint64_t{offset} + length > page_size) {
+    throw std::runtime_error(std::string("redo log: a page ") + what + " is out of bounds");
+  }
+  const Run run{offset, body.first(length)};
+  body = body.subspan(length);
+  return run;
 }
 
 // A page logged whole, as kPageSparseImage: the runs of kImageBlock-aligned blocks after the
@@ -168,14 +188,8 @@ void MiniTransaction::replay(BufferManager& buffers, Lsn end_lsn,
       PageGuard page = buffers.fix_new(id);
       const auto count = take<std::uint32_t>(body);
       for (std::uint32_t i = 0; i < count; ++i) {
-        const auto offset = take<std::uint32_t>(body);
-        const auto length = take<std::uint32_t>(body);
-        if (body.size() < length || offset < kPageHeaderSize ||
-            std::uint64_t{offset} + length > page_size) {
-          throw std::runtime_error("redo log: a page image block is out of bounds");
-        }
-        std::memcpy(page.data() + offset, body.data(), length);
-        body = body.subspan(length);
+        const Run block = take_run(body, page_size, "image block");
+        std::memcpy(page.data() + block.offset, block.bytes.data(), block.bytes.size());
       }
       if (!body.empty())
         throw std::runtime_error("redo log: a page image has bytes past its blocks");
@@ -196,14 +210,8 @@ void MiniTransaction::replay(BufferManager& buffers, Lsn end_lsn,
         if (apply) std::memmove(page.data() + to, page.data() + from, length);
       }
       for (std::uint32_t i = 0; i < count; ++i) {
-        const auto offset = take<std::uint32_t>(body);
-        const auto length = take<std::uint32_t>(body);
-        if (body.size() < length || offset < kPageHeaderSize ||
-            std::uint64_t{offset} + length > page_size) {
-          throw std::runtime_error("redo log: a page range is out of bounds");
-        }
-        if (apply) std::memcpy(page.data() + offset, body.data(), length);
-        body = body.subspan(length);
+        const Run range = take_run(body, page_size, "range");
+        if (apply) std::memcpy(page.data() + range.offset, range.bytes.data(), range.bytes.size());
       }
       if (apply) page.mark_dirty(end_lsn);
     }
