@@ -223,7 +223,7 @@ PageGuard BufferManager::Impl::load(PageId id, LatchMode mode, FrameId held) {
   try {
     file.read(id, data(f));
     const PageHeader& h = header_of(data(f));
-    if (h.checksum != page_checksum(data(f), page_size) && !page_is_zero(data(f), page_size)) {
+    if (h.checksum != page_checksum(data(f), page_size) && !all_zero(data(f), page_size)) {
       throw PageFileError("page file " + file.path() + ": page " + std::to_string(id) +
                           " has a bad checksum (torn, corrupt or foreign page)");
     }

@@ -242,7 +242,7 @@ std::size_t DoubleWriteBuffer::repair() {
     file_.read(id, on_file.data());
     const auto& header = *reinterpret_cast<const PageHeader*>(on_file.data());
     // A page of zeros was never written (its first write is the one that did not land).
-    const bool written = !page_is_zero(on_file.data(), page_size_);
+    const bool written = !all_zero(on_file.data(), page_size_);
     const bool intact = header.checksum == page_checksum(on_file.data(), page_size_);
     if (written && intact && header.lsn >= image.lsn) continue;
     std::memcpy(on_file.data(), slot(image.slot) + sizeof(SlotHeader), page_size_);

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/buffer/page_checksum.h"
+
 namespace pmcached::buffer {
 namespace {
 
@@ -47,18 +49,6 @@ Run take_run(std::span<const std::byte>& body, std::size_t page_size, const char
 // free space (about half of a page just split) costs nothing in the log.
 constexpr std::size_t kImageBlock = 64;
 
-bool zero_block(const std::byte* at, std::size_t n) noexcept {
-  std::uint64_t any = 0;
-  for (std::size_t i = 0; i + 8 <= n; i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, at + i, 8);
-    any |= word;
-  }
-  for (std::size_t i = n & ~std::size_t{7}; i < n; ++i)
-    any |= std::to_integer<std::uint64_t>(at[i]);
-  return any == 0;
-}
-
 void put_sparse_image(std::vector<std::byte>& out, const std::byte* page, std::size_t page_size) {
   const std::size_t count_at = out.size();
   put(out, std::uint32_t{0});
@@ -67,11 +57,11 @@ void put_sparse_image(std::vector<std::byte>& out, const std::byte* page, std::s
   while (offset < page_size) {
     // The next non-zero block, then the end of the run of non-zero blocks from it.
     std::size_t end = std::min((offset / kImageBlock + 1) * kImageBlock, page_size);
-    if (zero_block(page + offset, end - offset)) {
+    if (all_zero(page + offset, end - offset)) {
       offset = end;
       continue;
     }
-    while (end < page_size && !zero_block(page + end, std::min(kImageBlock, page_size - end))) {
+    while (end < page_size && !all_zero(page + end, std::min(kImageBlock, page_size - end))) {
       end = std::min(end + kImageBlock, page_size);
     }
     put(out, static_cast<std::uint32_t>(offset));

@@ -1,5 +1,6 @@
 #include "engine/buffer/page_checksum.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -22,10 +23,10 @@ std::uint32_t page_checksum(const std::byte* page, std::size_t size) noexcept {
   return static_cast<std::uint32_t>(XXH3_64bits_digest(&state));
 }
 
-bool page_is_zero(const std::byte* page, std::size_t size) noexcept {
+bool all_zero(const std::byte* bytes, std::size_t size) noexcept {
   static constexpr std::byte kZeros[256] = {};
   for (std::size_t at = 0; at < size; at += sizeof(kZeros)) {
-    if (std::memcmp(page + at, kZeros, sizeof(kZeros)) != 0) return false;
+    if (std::memcmp(bytes + at, kZeros, std::min(sizeof(kZeros), size - at)) != 0) return false;
   }
   return true;
 }

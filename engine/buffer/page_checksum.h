@@ -13,8 +13,10 @@ namespace pmcached::buffer {
 
 [[nodiscard]] std::uint32_t page_checksum(const std::byte* page, std::size_t size) noexcept;
 
-// A page the file was extended with but that was never written: every byte zero. It has no
-// valid checksum and is read as an empty page (kind 0, LSN 0): replay may meet such a page.
-[[nodiscard]] bool page_is_zero(const std::byte* page, std::size_t size) noexcept;
+// Whether every byte of [bytes, bytes + size) is zero. A page the file was extended with but that
+// was never written is all zero: it has no valid checksum and is read as an empty page (kind 0,
+// LSN 0), as replay may meet such a page. A page logged whole leaves out its zero blocks
+// (mini_transaction.h).
+[[nodiscard]] bool all_zero(const std::byte* bytes, std::size_t size) noexcept;
 
 }  // namespace pmcached::buffer

@@ -474,7 +474,7 @@ TEST_P(BufferManagerTest, APageNeverWrittenReadsAsZeros) {
   BufferManager& bm = make(4);
   make_page(bm, 3);  // the file grows one extent: page 4 exists, never written
   PageGuard g = bm.fix(4, LatchMode::kShared);
-  EXPECT_TRUE(page_is_zero(g.data(), kPage));
+  EXPECT_TRUE(all_zero(g.data(), kPage));
   EXPECT_THROW((void)bm.fix(file_->page_count(), LatchMode::kShared), PageFileError);
   EXPECT_THROW((void)bm.fix(kNoPage, LatchMode::kShared), PageFileError);
 }
