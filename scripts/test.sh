@@ -6,8 +6,9 @@
 # Passes (all by default), after a formatting check (scripts/check-format.sh):
 #   release  Release build in build/, every test:                ctest -j2
 #   asan     ASan+UBSan build (RelWithDebInfo at -O1 -g1) in build-asan/, every test but the
-#            engine-independent wire checks on more than one engine of each kind (label
-#            "engine-matrix"; tests/integration/CMakeLists.txt)
+#            engine-independent wire checks on more than one engine of each kind and the paged
+#            protocol test beyond two engine/page-table pairs (label "engine-matrix";
+#            tests/integration/CMakeLists.txt)
 #   tsan     TSan build (RelWithDebInfo at -O1 -g1) in build-tsan/, the tests labelled "tsan"
 #            (server and integration tests) except the crash-point enumerations;
 #            fails if no test carries the label.
@@ -16,7 +17,7 @@ set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,13s/^# \{0,1\}//p' "$script" >&2; exit "${1:-2}"; }
+usage() { sed -n '2,15s/^# \{0,1\}//p' "$script" >&2; exit "${1:-2}"; }
 
 run_asan=1
 run_tsan=1
