@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,9 +29,10 @@ using ItemRef = std::uint64_t;
 inline constexpr ItemRef kNoItem = 0;
 
 struct EngineCapabilities {
-  bool ordered = false;     // scan() visits keys in byte order
-  bool concurrent = false;  // safe for concurrent calls on different keys
-  bool persistent = false;  // survives process crash and restart
+  bool ordered = false;       // scan() visits keys in byte order
+  bool concurrent = false;    // safe for concurrent calls on different keys
+  bool persistent = false;    // survives process crash and restart
+  bool group_commit = false;  // upsert_batch() makes a batch durable with one wait, not one per key
 };
 
 // One named statistic, for `stats engine`.
@@ -50,6 +52,13 @@ struct UpsertResult {
   ItemRef previous;
 };
 
+// One key of upsert_batch(): `key` -> `ref` in, `result` out.
+struct BatchUpsert {
+  std::string_view key;
+  ItemRef ref = kNoItem;
+  UpsertResult result{UpsertStatus::kOutOfMemory, kNoItem};
+};
+
 class IndexEngine {
  public:
   virtual ~IndexEngine() = default;
@@ -62,6 +71,15 @@ class IndexEngine {
 
   // Maps `key` to `ref` (insert or replace), failure-atomically.
   [[nodiscard]] virtual UpsertResult upsert(std::string_view key, ItemRef ref) noexcept = 0;
+
+  // upsert() of every entry, in order (distinct keys), each failure-atomic on its own. When it
+  // returns, all of them are durable; a crash before leaves each key old or new, independently.
+  // An engine with capabilities().group_commit holds its lock once and waits once for the
+  // write-backs of the whole batch (docs/TAIL_LATENCY.md, "group commit"); the default is one
+  // upsert() after the other.
+  virtual void upsert_batch(std::span<BatchUpsert> batch) noexcept {
+    for (BatchUpsert& entry : batch) entry.result = upsert(entry.key, entry.ref);
+  }
 
   // Removes `key`; returns the reference it had, or kNoItem if it was absent.
   [[nodiscard]] virtual ItemRef erase(std::string_view key) noexcept = 0;

@@ -29,7 +29,7 @@ bool ArtEngine::rebuild(std::uint64_t* slot, std::uint64_t old, NodeType type, H
   if (fresh == 0) return false;
   region_->fence();
   nodes_.commit(slot, fresh);
-  allocator_->free(old);
+  release_node(old);
   return true;
 }
 

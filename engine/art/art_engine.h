@@ -26,11 +26,11 @@ class ArtEngine final : public radix::RadixEngine<ArtNodes> {
   [[nodiscard]] std::string_view name() const noexcept override {
     return cow_ ? kArtCowEngineName : kWoartEngineName;
   }
-  [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override;
   [[nodiscard]] ItemRef erase(std::string_view key) noexcept override;
   [[nodiscard]] ItemRef erase_routed(std::string_view route, ItemRef expected) noexcept override;
 
  private:
+  [[nodiscard]] UpsertResult upsert_locked(std::string_view key, ItemRef ref) noexcept override;
   [[nodiscard]] ItemRef erase_matching(std::string_view key, ItemRef expected) noexcept;
   // Allocates and fills a node (ArtNodes::fill) and flushes it, unfenced; 0 when the heap is full.
   [[nodiscard]] std::uint64_t build(NodeType type, Header h, std::uint64_t end,

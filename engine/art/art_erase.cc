@@ -50,7 +50,7 @@ ItemRef ArtEngine::erase_matching(std::string_view key, ItemRef expected) noexce
       }
       const bool at_end = key.size() == h.branch();
       remove(parent_slot, node, h, at_end, at_end ? 0 : Key::at(key, h.branch()));
-      keys_.fetch_sub(1, std::memory_order_relaxed);
+      count_keys(-1);
       return radix::leaf_item(child);
     }
     parent_slot = slot;
@@ -68,7 +68,7 @@ void ArtEngine::remove(std::uint64_t* parent_slot, std::uint64_t node, const Hea
   if (node == root()) {
     if (refs == 1) {  // the last key: the tree becomes empty
       nodes_.commit(root_field_, 0);
-      allocator_->free(node);
+      release_node(node);
       return;
     }
   } else if (refs == 2) {  // one reference would remain: the node goes
@@ -110,7 +110,7 @@ bool ArtEngine::collapse(std::uint64_t* parent_slot, std::uint64_t node, const H
                          std::uint64_t other) noexcept {
   if (!cow_ || radix::is_leaf(other)) {
     radix::collapse_in_place(nodes_, parent_slot, h.depth, other);
-    allocator_->free(node);
+    release_node(node);
     return true;
   }
   const std::uint32_t branch = nodes_.header(other, h.branch() + 1).branch();
@@ -121,8 +121,8 @@ bool ArtEngine::collapse(std::uint64_t* parent_slot, std::uint64_t node, const H
   if (copy == 0) return false;
   region_->fence();
   nodes_.commit(parent_slot, copy);
-  allocator_->free(node);
-  allocator_->free(other);
+  release_node(node);
+  release_node(other);
   return true;
 }
 

@@ -24,9 +24,8 @@ constexpr UpsertResult kOutOfMemory{UpsertStatus::kOutOfMemory, kNoItem};
 
 }  // namespace
 
-UpsertResult ArtEngine::upsert(std::string_view key, ItemRef ref) noexcept {
+UpsertResult ArtEngine::upsert_locked(std::string_view key, ItemRef ref) noexcept {
   pm::OpScope scope(pm::OpKind::kInsert);
-  std::unique_lock lock(mutex_);
   const std::uint64_t leaf = radix::leaf_ref(ref);
   if (root() == 0) return insert_first(key, leaf);
 
@@ -45,7 +44,7 @@ UpsertResult ArtEngine::upsert(std::string_view key, ItemRef ref) noexcept {
     const std::uint64_t child = *child_slot;
     if (child == 0) {  // an empty END slot
       nodes_.commit(child_slot, leaf);
-      keys_.fetch_add(1, std::memory_order_relaxed);
+      count_keys(1);
       return kInserted;
     }
     if (radix::is_leaf(child)) {
@@ -71,7 +70,7 @@ UpsertResult ArtEngine::insert_first(std::string_view key, std::uint64_t leaf) n
   if (fresh == 0) return kOutOfMemory;
   region_->fence();
   nodes_.commit(root_field_, fresh);
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  count_keys(1);
   return kInserted;
 }
 
@@ -91,7 +90,7 @@ UpsertResult ArtEngine::add_child(std::uint64_t* slot, std::uint64_t node, const
   } else {
     nodes_.add_in_place(node, chunk, leaf);
   }
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  count_keys(1);
   return kInserted;
 }
 
@@ -121,7 +120,7 @@ UpsertResult ArtEngine::push_down(std::uint64_t* slot, std::uint64_t old_leaf, s
   if (fresh == 0) return kOutOfMemory;
   region_->fence();
   nodes_.commit(slot, fresh);
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  count_keys(1);
   return kInserted;
 }
 
@@ -160,7 +159,7 @@ UpsertResult ArtEngine::split(std::uint64_t* slot, std::uint64_t node, const Hea
   const std::uint64_t parent =
       build(NodeType::kN4, Header::from_key(h.depth, mismatch, sample), end, children);
   if (parent == 0) {
-    if (cow_) allocator_->free(below);
+    if (cow_) release_node(below);
     return kOutOfMemory;
   }
   if (!cow_) {
@@ -170,8 +169,8 @@ UpsertResult ArtEngine::split(std::uint64_t* slot, std::uint64_t node, const Hea
   }
   region_->fence();
   nodes_.commit(slot, parent);
-  if (cow_) allocator_->free(node);
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  if (cow_) release_node(node);
+  count_keys(1);
   return kInserted;
 }
 

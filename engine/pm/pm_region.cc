@@ -32,6 +32,9 @@ struct DeferredRecord {
 };
 thread_local DeferredRecord t_deferred;
 
+// How many PublishBatch scopes the calling thread is in.
+thread_local int t_publish_batches = 0;
+
 [[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
   throw PoolError(what + " " + path + ": " + std::strerror(error));
 }
@@ -180,7 +183,16 @@ void PmRegion::fence_deferred() noexcept {
 void PmRegion::store_u64_persist(std::uint64_t* field, std::uint64_t value) noexcept {
   if (!FaultInjection::active(Fault::kSkipPublishOrder)) fence_deferred();
   store_u64(field, value);
-  persist(field, sizeof(*field));
+  flush(field, sizeof(*field));
+  if (t_publish_batches == 0) fence();
+}
+
+PmRegion::PublishBatch::PublishBatch(PmRegion& region) noexcept : region_(region) {
+  ++t_publish_batches;
+}
+
+PmRegion::PublishBatch::~PublishBatch() {
+  if (--t_publish_batches == 0) region_.fence();
 }
 
 void PmRegion::store_u64(std::uint64_t* field, std::uint64_t value) noexcept {

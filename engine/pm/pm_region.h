@@ -19,6 +19,13 @@
 // reachable place only by store_u64_persist() or after a fence (tests/engine/
 // store_crash_test.cc checks it for every engine under the adversarial crash simulator).
 //
+// Group commit: inside a PublishBatch, store_u64_persist() flushes its store but does not fence;
+// the batch's end fences once for all of them. Each publish still comes after a fence that made
+// what it points to durable (a record or a new node is fenced before its reference is stored),
+// so a crash leaves each publish of the batch done or not, independently; the owner of the batch
+// acknowledges none of them before that last fence, and frees nothing the batch unlinked before
+// it either (a block reused in the batch could reach PM before the store that unlinked it).
+//
 // Thread safety: flush/fence/persist may be called from any thread; callers synchronise
 // their own writes to the same bytes.
 #pragma once
@@ -90,6 +97,19 @@ class PmRegion {
   // An aligned 8-byte store that publishes nothing (e.g. clearing a valid bit); the caller
   // persists it.
   void store_u64(std::uint64_t* field, std::uint64_t value) noexcept;
+
+  // The calling thread's store_u64_persist() calls leave out their fence until the batch ends,
+  // which fences once (see "Group commit" above). Batches nest; the outermost one fences.
+  class PublishBatch {
+   public:
+    explicit PublishBatch(PmRegion& region) noexcept;
+    ~PublishBatch();
+    PublishBatch(const PublishBatch&) = delete;
+    PublishBatch& operator=(const PublishBatch&) = delete;
+
+   private:
+    PmRegion& region_;
+  };
 
   // Reserves the file's blocks for [offset, offset + len) (posix_fallocate), so that writing
   // there cannot fault with SIGBUS on a full file system (or tmpfs). Returns 0 or the errno;

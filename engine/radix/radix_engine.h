@@ -9,10 +9,17 @@
 // also: `bool stores_depth() const`, `static constexpr std::array<const char*, N> kTypeNames`
 // and `unsigned type_index(node) const` (per-type node counts in stats; N = 0 for one type).
 //
+// Group commit: upsert() and upsert_batch() take mutex_ exclusive and call the engine's
+// upsert_locked() once per key; a batch runs inside one pm::PmRegion::PublishBatch (one fence at
+// its end instead of one per publish, no locked instruction between the publishes: node frees and
+// key counts wait or need none) and frees the nodes its upserts unlinked after that fence.
+//
 // Thread safety: lookup/scan/size/stats/for_each_block take mutex_ shared, recover() exclusive;
-// an engine's upsert/erase take it exclusive. scan() holds the lock while calling the visitor.
+// upsert, upsert_batch and an engine's erase take it exclusive. scan() holds the lock while
+// calling the visitor.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -21,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +39,7 @@
 #include "engine/index_engine.h"
 #include "engine/pm/allocator.h"
 #include "engine/pm/persistence.h"
+#include "engine/pm/pm_region.h"
 #include "engine/pm/pool.h"
 #include "engine/pool_binding.h"
 #include "engine/radix/radix_tree.h"
@@ -41,8 +50,13 @@ template <typename Nodes>
 class RadixEngine : public IndexEngine {
  public:
   [[nodiscard]] EngineCapabilities capabilities() const noexcept override {
-    return {.ordered = true, .concurrent = true, .persistent = true};
+    return {.ordered = true, .concurrent = true, .persistent = true, .group_commit = true};
   }
+  [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept final {
+    std::unique_lock lock(mutex_);
+    return upsert_locked(key, ref);
+  }
+  void upsert_batch(std::span<BatchUpsert> batch) noexcept final;
   [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override {
     std::shared_lock lock(mutex_);
     return leaf_item(find_leaf(nodes_, root(), key));
@@ -84,6 +98,27 @@ class RadixEngine : public IndexEngine {
   // erase() along `route`, the leaf matched by its item `expected` instead of by its key.
   [[nodiscard]] virtual ItemRef erase_routed(std::string_view route, ItemRef expected) noexcept = 0;
 
+  // The engine's upsert (its commit protocol), with mutex_ held exclusive. A node it unlinks goes
+  // to release_node(); the key count changes through count_keys().
+  [[nodiscard]] virtual UpsertResult upsert_locked(std::string_view key, ItemRef ref) noexcept = 0;
+
+  // Frees an index node a change has just unlinked: at once, or inside a batch after the batch's
+  // fence (the block could otherwise be reused and written before the unlinking store is
+  // durable). mutex_ held exclusive.
+  void release_node(std::uint64_t offset) noexcept {
+    if (batching_) {
+      unlinked_[unlinked_count_++] = offset;
+    } else {
+      allocator_->free(offset);
+    }
+  }
+  // Adds `delta` to the key count, mutex_ held exclusive: a plain store, since a locked
+  // instruction would wait for the batch's write-backs.
+  void count_keys(std::ptrdiff_t delta) noexcept {
+    keys_.store(keys_.load(std::memory_order_relaxed) + static_cast<std::size_t>(delta),
+                std::memory_order_relaxed);
+  }
+
   [[nodiscard]] std::uint64_t root() const noexcept {
     return __atomic_load_n(root_field_, __ATOMIC_RELAXED);
   }
@@ -101,7 +136,31 @@ class RadixEngine : public IndexEngine {
   Nodes nodes_;
   mutable EngineMutex mutex_;
   std::atomic<std::size_t> keys_{0};
+
+ private:
+  // A batch is split into groups of this many keys; an upsert unlinks at most two nodes.
+  static constexpr std::size_t kBatchGroup = 32;
+  bool batching_ = false;
+  std::size_t unlinked_count_ = 0;
+  std::array<std::uint64_t, 2 * kBatchGroup> unlinked_{};
 };
+
+template <typename Nodes>
+void RadixEngine<Nodes>::upsert_batch(std::span<BatchUpsert> batch) noexcept {
+  std::unique_lock lock(mutex_);
+  for (std::size_t begin = 0; begin < batch.size(); begin += kBatchGroup) {
+    const std::span<BatchUpsert> group =
+        batch.subspan(begin, std::min(kBatchGroup, batch.size() - begin));
+    {
+      pm::PmRegion::PublishBatch publish(*region_);
+      batching_ = true;
+      for (BatchUpsert& entry : group) entry.result = upsert_locked(entry.key, entry.ref);
+      batching_ = false;
+    }  // the fence: every publish of the group is durable
+    for (std::size_t i = 0; i < unlinked_count_; ++i) allocator_->free(unlinked_[i]);
+    unlinked_count_ = 0;
+  }
+}
 
 // Engines that store a depth get Algorithm 2 over the whole tree (repair_depths); the others
 // (artcow) leave nothing to repair, so recovery only validates. An emptied root is unlinked.

@@ -29,8 +29,6 @@ void WortEngine::persist_new_node(std::uint64_t offset) noexcept {
     region_->flush(node(offset), sizeof(Node));
 }
 
-void WortEngine::free_node(std::uint64_t offset) noexcept { allocator_->free(offset); }
-
 }  // namespace wort
 
 std::unique_ptr<IndexEngine> make_wort_engine(const EngineContext& context) {

@@ -26,11 +26,11 @@ class WortEngine final : public radix::RadixEngine<WortNodes> {
   ~WortEngine() override;
 
   [[nodiscard]] std::string_view name() const noexcept override;
-  [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override;
   [[nodiscard]] ItemRef erase(std::string_view key) noexcept override;
   [[nodiscard]] ItemRef erase_routed(std::string_view route, ItemRef expected) noexcept override;
 
  private:
+  [[nodiscard]] UpsertResult upsert_locked(std::string_view key, ItemRef ref) noexcept override;
   [[nodiscard]] ItemRef erase_matching(std::string_view key, ItemRef expected) noexcept;
   // --- access (wort_engine.cc) ---
   [[nodiscard]] Node* node(std::uint64_t offset) const noexcept { return nodes_.node(offset); }
@@ -41,7 +41,6 @@ class WortEngine final : public radix::RadixEngine<WortNodes> {
   // Allocates a zeroed node with header `h`; 0 when the heap is full.
   [[nodiscard]] std::uint64_t new_node(Header h) noexcept;
   void persist_new_node(std::uint64_t offset) noexcept;
-  void free_node(std::uint64_t offset) noexcept;
   // The slot of `n` where a key of `key_chunks` nibbles with branch nibble `next` belongs.
   [[nodiscard]] static std::uint64_t* slot_for(Node* n, std::uint32_t branch,
                                                std::size_t key_chunks, unsigned next) noexcept {

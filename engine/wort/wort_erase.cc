@@ -53,7 +53,7 @@ ItemRef WortEngine::erase_matching(std::string_view key, ItemRef expected) noexc
         return kNoItem;
       }
       remove_leaf(parent_slot, offset, slot);
-      keys_.fetch_sub(1, std::memory_order_relaxed);
+      count_keys(-1);
       return leaf_item(child);
     }
     parent_slot = slot;
@@ -81,7 +81,7 @@ void WortEngine::remove_leaf(std::uint64_t* parent_slot, std::uint64_t offset,
   if (offset == root()) {
     if (others == 0) {  // the last key: the tree becomes empty
       region_->store_u64_persist(root_field_, 0);
-      free_node(offset);
+      release_node(offset);
     } else {
       region_->store_u64_persist(slot, 0);
     }
@@ -92,7 +92,7 @@ void WortEngine::remove_leaf(std::uint64_t* parent_slot, std::uint64_t offset,
     return;
   }
   radix::collapse_in_place(nodes_, parent_slot, header_of(offset).depth, other);
-  free_node(offset);
+  release_node(offset);
 }
 
 }  // namespace pmcached::engine::wort

@@ -1,7 +1,6 @@
 // WortEngine::upsert: insert into an empty slot, leaf collision (push down), prefix mismatch
 // (seed 002 Algorithm 1) and replace. Every path allocates before it writes anything, so an
 // allocation failure changes nothing; every path ends with one store_u64_persist that commits.
-#include <mutex>
 
 #include "engine/pm/persistence.h"
 #include "engine/radix/radix_tree.h"
@@ -10,9 +9,8 @@
 
 namespace pmcached::engine::wort {
 
-UpsertResult WortEngine::upsert(std::string_view key, ItemRef ref) noexcept {
+UpsertResult WortEngine::upsert_locked(std::string_view key, ItemRef ref) noexcept {
   pm::OpScope scope(pm::OpKind::kInsert);
-  std::unique_lock lock(mutex_);
   const std::uint64_t leaf = leaf_ref(ref);
   const std::size_t key_chunks = Key::count(key);
   if (root() == 0) return insert_first(key, leaf);
@@ -33,7 +31,7 @@ UpsertResult WortEngine::upsert(std::string_view key, ItemRef ref) noexcept {
     const std::uint64_t child = *child_slot;
     if (child == 0) {
       region_->store_u64_persist(child_slot, leaf);
-      keys_.fetch_add(1, std::memory_order_relaxed);
+      count_keys(1);
       return {UpsertStatus::kInserted, kNoItem};
     }
     if (is_leaf(child)) {
@@ -60,7 +58,7 @@ UpsertResult WortEngine::insert_first(std::string_view key, std::uint64_t leaf) 
   persist_new_node(offset);
   region_->fence();
   region_->store_u64_persist(root_field_, offset);
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  count_keys(1);
   return {UpsertStatus::kInserted, kNoItem};
 }
 
@@ -82,7 +80,7 @@ UpsertResult WortEngine::push_down(std::uint64_t* slot, std::uint64_t old_leaf,
   persist_new_node(offset);
   region_->fence();
   region_->store_u64_persist(slot, offset);
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  count_keys(1);
   return {UpsertStatus::kInserted, kNoItem};
 }
 
@@ -112,7 +110,7 @@ UpsertResult WortEngine::split(std::uint64_t* slot, std::uint64_t offset, Header
   region_->flush(&n->header, sizeof n->header);
   region_->fence();
   region_->store_u64_persist(slot, parent);
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  count_keys(1);
   return {UpsertStatus::kInserted, kNoItem};
 }
 

@@ -79,6 +79,35 @@ class EngineTest : public ::testing::TestWithParam<std::string> {
 class OrderedEngineTest : public EngineTest {};
 class ConcurrentEngineTest : public EngineTest {};
 
+// upsert_batch() does what the same upserts one after the other do: statuses, the references
+// replaced, and the mapping after; in batches larger than an engine's own groups.
+TEST_P(EngineTest, UpsertBatchActsAsTheUpsertsInOrder) {
+  std::map<std::string, ItemRef> model;
+  for (unsigned long i = 0; i < 100; i += 2) {
+    const std::string key = numbered("batch:", i);
+    model[key] = ref_for(key);
+    ASSERT_EQ(engine_->upsert(key, model[key]).status, UpsertStatus::kInserted);
+  }
+  // 70 distinct keys: the even ones below 100 are there (replaced), the rest are new.
+  std::vector<BatchUpsert> batch;
+  std::map<std::string, ItemRef> expected_previous;
+  for (unsigned long i = 30; i < 100; ++i) {
+    const std::string key = numbered("batch:", i);
+    expected_previous[key] = model.contains(key) ? model[key] : kNoItem;
+    const ItemRef ref = ref_for(key);
+    batch.push_back({key_of(ref), ref});
+    model[key] = ref;
+  }
+  engine_->upsert_batch(batch);
+  for (const BatchUpsert& entry : batch) {
+    const ItemRef previous = expected_previous.at(std::string(entry.key));
+    EXPECT_EQ(entry.result.status,
+              previous == kNoItem ? UpsertStatus::kInserted : UpsertStatus::kReplaced);
+    EXPECT_EQ(entry.result.previous, previous);
+  }
+  expect_matches(model);
+}
+
 TEST_P(EngineTest, NameAndStatsIdentifyTheEngine) {
   EXPECT_EQ(engine_->name(), GetParam());
   const std::vector<EngineStat> stats = engine_->stats();

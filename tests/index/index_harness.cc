@@ -118,6 +118,24 @@ UpsertStatus Harness::put(std::string_view key, Model& model) {
   return r.status;
 }
 
+void Harness::put_batch(const std::vector<std::string>& keys, Model& model,
+                        std::vector<ItemRef>& refs) {
+  std::vector<BatchUpsert> batch;
+  for (const std::string& key : keys) batch.push_back({key, make_item(key)});
+  engine_->upsert_batch(batch);
+  refs.clear();
+  for (const BatchUpsert& entry : batch) {
+    if (entry.result.status == UpsertStatus::kOutOfMemory) {
+      free_item(entry.ref);
+      refs.push_back(kNoItem);
+      continue;
+    }
+    if (entry.result.status == UpsertStatus::kReplaced) free_item(entry.result.previous);
+    model[std::string(entry.key)] = entry.ref;
+    refs.push_back(entry.ref);
+  }
+}
+
 bool Harness::del(std::string_view key, Model& model) {
   const ItemRef previous = engine_->erase(key);
   model.erase(std::string(key));

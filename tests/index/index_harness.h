@@ -58,6 +58,9 @@ class Harness {
   // `model` is updated to match. Returns the upsert status / whether a key was erased.
   UpsertStatus put(std::string_view key, Model& model);
   bool del(std::string_view key, Model& model);
+  // put() of each of `keys` (distinct) through one upsert_batch(); the items it published, in
+  // order (0 where the engine was full), go to `refs`.
+  void put_batch(const std::vector<std::string>& keys, Model& model, std::vector<ItemRef>& refs);
 
   // Every key and reference the engine holds, by scan.
   [[nodiscard]] Model contents();
