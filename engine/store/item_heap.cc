@@ -124,6 +124,10 @@ class PmHeap final : public ItemHeap {
   void persist(const void* addr, std::size_t len) noexcept override {
     pool_.region().persist(addr, len);
   }
+  void flush(const void* addr, std::size_t len) noexcept override {
+    pool_.region().flush(addr, len);
+  }
+  void fence() noexcept override { pool_.region().fence(); }
   void flush_before_publish(const void* addr, std::size_t len) noexcept override {
     pool_.region().flush_before_publish(addr, len);
   }

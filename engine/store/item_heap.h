@@ -68,6 +68,10 @@ class ItemHeap {
 
   // Makes [addr, addr+len) durable (flush + fence); a no-op for DRAM.
   virtual void persist(const void* addr, std::size_t len) noexcept = 0;
+  // Flushes [addr, addr+len) without a fence, and the fence for such flushes (records made
+  // durable together, Store::store_batch). No-ops for DRAM.
+  virtual void flush(const void* /*addr*/, std::size_t /*len*/) noexcept {}
+  virtual void fence() noexcept {}
   // Hands over a record the index is about to publish: it is flushed and fenced with the
   // index's first fence, or before its publishing store (pm_region.h, "Publishing order").
   // A no-op for DRAM.

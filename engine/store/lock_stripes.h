@@ -7,7 +7,9 @@
 //
 // Thread safety: counters are relaxed atomics; add() is a load+store, so it must only be called
 // while holding the stripe's mutex (the only writer). Reads (value()) are allowed from any
-// thread without the mutex. Never hold two stripe mutexes at once.
+// thread without the mutex. Never hold two stripe mutexes at once, but in Store's group commit
+// (store_batch.cc), which takes several in address order: with every other thread holding at
+// most one (or only trying a second: evacuate_for), nobody can wait for it in a cycle.
 #pragma once
 
 #include <array>

@@ -11,10 +11,6 @@
 namespace pmcached::engine {
 namespace {
 
-bool valid_key(std::string_view key) noexcept {
-  return !key.empty() && key.size() <= kMaxKeyLength;
-}
-
 std::optional<ExistingItem> existing_of(const ItemHeader* item) noexcept {
   if (item == nullptr) return std::nullopt;
   return ExistingItem{item->cas, item->client_flags, item->exptime, item->bits, item->value()};
@@ -273,6 +269,11 @@ GetOutcome Store::get(const GetRequest& request, const ItemVisitor& visit) noexc
   return impl_->get(request, visit);
 }
 StoreOutcome Store::store(const StoreRequest& request) noexcept { return impl_->store(request); }
+void Store::store_batch(std::span<const StoreRequest> requests,
+                        std::span<StoreOutcome> outcomes) noexcept {
+  impl_->store_batch(requests, outcomes);
+}
+bool Store::commits_in_groups() const noexcept { return impl_->commits_in_groups(); }
 StoreStatus Store::remove(const DeleteRequest& request) noexcept { return impl_->remove(request); }
 ArithmeticOutcome Store::arithmetic(const ArithmeticRequest& request) noexcept {
   return impl_->arithmetic(request);

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -243,6 +244,18 @@ class Store {
 
   // set/add/replace/append/prepend/cas/ms.
   [[nodiscard]] StoreOutcome store(const StoreRequest& request) noexcept;
+
+  // store() of each request, for requests that arrived together from different clients (a
+  // server's turn): `outcomes[i]` is requests[i]'s, and a key's requests keep their order. Where
+  // commits_in_groups(), the plain sets among them are made durable together (group commit,
+  // docs/TAIL_LATENCY.md): one wait for the write-backs of all their records and one for all
+  // their index references, instead of two per set. None is durable, and none should be
+  // acknowledged, before this returns.
+  void store_batch(std::span<const StoreRequest> requests,
+                   std::span<StoreOutcome> outcomes) noexcept;
+  // Whether store_batch() saves anything over store(): a persistent heap whose index engine
+  // commits in groups (IndexEngine::upsert_batch).
+  [[nodiscard]] bool commits_in_groups() const noexcept;
 
   // delete/md. On success status is kDeleted.
   [[nodiscard]] StoreStatus remove(const DeleteRequest& request) noexcept;

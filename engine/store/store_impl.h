@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,11 @@
 #include "engine/store/store_plan.h"
 
 namespace pmcached::engine {
+
+// A key memcached accepts: 1 to 250 bytes.
+inline bool valid_key(std::string_view key) noexcept {
+  return !key.empty() && key.size() <= kMaxKeyLength;
+}
 
 // What a visitor sees of a published record.
 inline ItemView view_of(const ItemHeader& item) noexcept {
@@ -59,6 +65,9 @@ struct Store::Impl {
   // --- operations (one per public Store method) ---
   GetOutcome get(const GetRequest& request, const ItemVisitor& visit) noexcept;
   StoreOutcome store(const StoreRequest& request) noexcept;
+  void store_batch(std::span<const StoreRequest> requests,
+                   std::span<StoreOutcome> outcomes) noexcept;
+  bool commits_in_groups() const noexcept;
   StoreStatus remove(const DeleteRequest& request) noexcept;
   ArithmeticOutcome arithmetic(const ArithmeticRequest& request) noexcept;
   StoreStatus touch(std::string_view key, std::int64_t exptime) noexcept;
@@ -255,6 +264,9 @@ struct Store::Impl {
 
   // A storage command refused with `status` (too large, out of memory).
   StoreOutcome refused(const StoreRequest& request, StoreStatus status) noexcept;
+  // store_batch() of at most 64 requests (store_batch.cc).
+  void store_group(std::span<const StoreRequest> requests,
+                   std::span<StoreOutcome> outcomes) noexcept;
   // A plain set published without looking the key up (see store.cc). False, with `fresh` still
   // the caller's, when its record does not fit under the memory limit.
   bool store_blind(const StoreRequest& request, ItemHeader*& fresh, StoreOutcome& out) noexcept;

@@ -6,6 +6,7 @@
 //   - the command in flight at the crash is wholly present or wholly absent;
 //   - the allocator owns exactly the blocks that are reachable (no leak, no double owner).
 // A deliberately broken order (records published before they are persisted) must be caught.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -252,6 +253,117 @@ TEST_P(StoreCrashTest, PublishingBeforeTheRecordIsFencedIsCaught) {
   }
   const bool relies_on_the_fence = GetParam() != "nvtree";
   EXPECT_EQ(caught, relies_on_the_fence);
+}
+
+// --- store_batch (group commit)
+// -------------------------------------------------------------------
+
+// Sets before the batch, then one batch: replaces, new keys, a key twice (its second request goes
+// after the group) and an append (not a plain set: alone, after the group).
+std::vector<Op> batch_prefix() {
+  return {{Op::kSet, "k1", "one", 1}, {Op::kSet, "k2", "two", 2}, {Op::kSet, "k3", "three", 3}};
+}
+std::vector<Op> batch_ops() {
+  return {{Op::kSet, "k1", "uno", 11},
+          {Op::kSet, "k4", "four", 4},
+          {Op::kSet, "k2", "dos", 12},
+          {Op::kAppend, "k3", "+", 0},
+          {Op::kSet, "k5", std::string(200, 'v'), 5},
+          {Op::kSet, "k4", "cuatro", 14},
+          {Op::kSet, "k6", "six", 6}};
+}
+
+// Runs the prefix, the batch and one more set, crashed at `point`: every key the batch does not
+// name as the prefix left it; each key it names in one of the states its own requests pass
+// through, in order (each key on its own), and in the last once the batch has returned. False
+// once `point` lies beyond the run.
+bool crash_batch(const std::string& engine, std::uint64_t point, bool adversarial,
+                 std::string* violation) {
+  ManualClock clock;
+  pm::CrashSimulator simulator(kPoolSize);
+  Instance live(pm::PmRegion::in_memory(kPoolSize, &simulator), engine, clock);
+  simulator.crash_at(simulator.persistence_points() + point, adversarial, point * 7919 + 1);
+  Model before;
+  for (const Op& op : batch_prefix()) {
+    live.run(op);
+    apply(op, before);
+  }
+  const bool crashed_in_prefix = simulator.crash_image().has_value();
+  const std::vector<Op> ops = batch_ops();
+  std::vector<StoreRequest> requests;
+  for (const Op& op : ops) {
+    StoreRequest request;
+    request.mode = op.kind == Op::kSet ? StoreMode::kSet : StoreMode::kAppend;
+    request.key = op.key;
+    request.value = op.value;
+    request.client_flags = op.flags;
+    requests.push_back(request);
+  }
+  std::vector<StoreOutcome> outcomes(requests.size());
+  live.store->store_batch(requests, outcomes);
+  const bool crashed_in_batch = simulator.crash_image().has_value();
+  live.run({Op::kSet, "after-batch", "x", 0});
+  if (!simulator.crash_image()) return false;
+  for (const StoreOutcome& outcome : outcomes) {
+    if (outcome.status != StoreStatus::kStored) *violation = "a request of the batch failed";
+  }
+
+  // Per key, the states its requests pass through.
+  std::map<std::string, std::vector<std::optional<Value>>> states;
+  for (const Op& op : ops) {
+    auto& seq = states[op.key];
+    if (seq.empty()) {
+      const auto it = before.find(op.key);
+      seq.push_back(it == before.end() ? std::nullopt : std::optional<Value>(it->second));
+    }
+    Model one;
+    if (seq.back()) one[op.key] = *seq.back();
+    apply(op, one);
+    seq.push_back(one.count(op.key) ? std::optional<Value>(one[op.key]) : std::nullopt);
+  }
+  Instance restarted(pm::PmRegion::from_image(*simulator.crash_image()), engine, clock);
+  if (!restarted.recovery.problems.empty()) {
+    *violation = "recovery found: " + restarted.recovery.problems.front();
+  }
+  for (const auto& [key, value] : before) {
+    if (!states.count(key) && restarted.get(key) != value) *violation = "key " + key + " changed";
+  }
+  for (const auto& [key, seq] : states) {
+    const std::optional<Value> got = restarted.get(key);
+    if (crashed_in_prefix) continue;  // the prefix's own contract is the test above
+    if (!crashed_in_batch && got != seq.back()) {
+      *violation = "key " + key + " lost what the batch acknowledged";
+    } else if (std::find(seq.begin(), seq.end(), got) == seq.end()) {
+      *violation = "key " + key + " holds a state none of its requests made";
+    }
+  }
+  restarted.expect_exact_ownership();
+  return true;
+}
+
+TEST_P(StoreCrashTest, ABatchOfSetsKeepsTheContractAtEveryPoint) {
+  for (const bool adversarial : {false, true}) {
+    std::uint64_t point = 1;
+    for (; point < 10'000; ++point) {
+      std::string violation;
+      if (!crash_batch(GetParam(), point, adversarial, &violation)) break;
+      ASSERT_TRUE(violation.empty()) << "crash at point " << point
+                                     << (adversarial ? " (adversarial)" : "") << ": " << violation;
+    }
+    EXPECT_GT(point, 10u) << "the batch should have many persistence points";
+  }
+}
+
+// The batch writes its records back itself; without that, a crash must be seen to lose one.
+TEST_P(StoreCrashTest, ABatchPublishingBeforePersistingIsCaught) {
+  const pm::FaultScope fault(pm::Fault::kSkipRecordPersist);
+  bool caught = false;
+  for (std::uint64_t point = 1; point < 10'000 && !caught; ++point) {
+    std::string violation;
+    if (!crash_batch(GetParam(), point, /*adversarial=*/false, &violation)) break;
+    caught = !violation.empty();
+  }
+  EXPECT_TRUE(caught) << "the crash simulator did not notice records published unpersisted";
 }
 
 INSTANTIATE_ENGINE_SUITE(crash, StoreCrashTest);

@@ -174,6 +174,132 @@ TEST_P(StorePmTest, ConcurrentMixedSizeSetsOnAFullPoolAreAllStored) {
   EXPECT_EQ(stats.curr_items, store_->engine().size());
 }
 
+// --- store_batch (group commit)
+// -------------------------------------------------------------------
+
+std::vector<StoreRequest> mixed_batch(const std::vector<std::string>& keys,
+                                      const std::vector<std::string>& values) {
+  std::vector<StoreRequest> requests;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    StoreRequest request;
+    request.key = keys[i];
+    request.value = values[i];
+    request.client_flags = static_cast<std::uint32_t>(i);
+    if (keys[i] == "appended") request.mode = StoreMode::kAppend;
+    if (keys[i] == "added") request.mode = StoreMode::kAdd;
+    requests.push_back(request);
+  }
+  return requests;
+}
+
+// store_batch() answers and counts what the same store() calls one after the other do: new keys,
+// replaces, a key twice, an append, an add of a present key, a value over the item size limit
+// and an empty key.
+TEST_P(StorePmTest, ABatchOfSetsActsAsTheSetsOneByOne) {
+  const std::vector<std::string> keys = {"k0",    "k1", "k2", "k1",  "appended",
+                                         "added", "k3", "",   "big", "k4"};
+  const std::vector<std::string> values = {
+      "a", "bb", "ccc", "dddd", "+", "x", std::string(5000, 'e'), "z", std::string(2u << 20, 'b'),
+      "f"};
+  std::vector<StoreStatus> statuses[2];
+  StoreStats stats[2];
+  for (int batched = 0; batched < 2; ++batched) {
+    open(/*evict=*/true, kMixedPoolSize);
+    for (const char* key : {"k1", "k3", "appended", "added"}) {
+      StoreRequest request;
+      request.key = key;
+      request.value = "old";
+      ASSERT_EQ(store_->store(request).status, StoreStatus::kStored);
+    }
+    const std::vector<StoreRequest> requests = mixed_batch(keys, values);
+    std::vector<StoreOutcome> outcomes(requests.size());
+    if (batched == 1) {
+      store_->store_batch(requests, outcomes);
+    } else {
+      for (std::size_t i = 0; i < requests.size(); ++i) outcomes[i] = store_->store(requests[i]);
+    }
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      statuses[batched].push_back(outcomes[i].status);
+      if (outcomes[i].status != StoreStatus::kStored) continue;
+      GetRequest get;
+      get.key = keys[i];
+      std::string value;
+      (void)store_->get(get, [&](const ItemView& view) { value = view.value; });
+      if (keys[i] == "k1" && i == 1) continue;  // replaced by the batch's second k1
+      EXPECT_EQ(value, keys[i] == "appended" ? "old+" : values[i]) << keys[i];
+    }
+    stats[batched] = store_->stats();
+  }
+  EXPECT_EQ(statuses[1], statuses[0]);
+  EXPECT_EQ(statuses[1][8], StoreStatus::kTooLarge);
+  EXPECT_EQ(statuses[1][5], StoreStatus::kNotStored);
+  EXPECT_EQ(stats[1].curr_items, stats[0].curr_items);
+  EXPECT_EQ(stats[1].total_items, stats[0].total_items);
+  EXPECT_EQ(stats[1].cmd_set, stats[0].cmd_set);
+  EXPECT_EQ(stats[1].bytes, stats[0].bytes);
+  EXPECT_EQ(stats[1].curr_items, store_->engine().size());
+}
+
+// Batches on a full pool: a record the heap has no block for goes through store(), which evicts.
+TEST_P(StorePmTest, BatchesOfSetsOnAFullPoolEvictAndStoreEveryOne) {
+  open(/*evict=*/true);
+  const std::string value(1000, 'v');
+  std::vector<std::string> keys(50);
+  std::vector<StoreRequest> requests(50);
+  std::vector<StoreOutcome> outcomes(50);
+  for (int round = 0; round < 400; ++round) {
+    for (int i = 0; i < 50; ++i) {
+      keys[i] = "key" + std::to_string(round * 50 + i);
+      requests[i].key = keys[i];
+      requests[i].value = value;
+    }
+    store_->store_batch(requests, outcomes);
+    for (const StoreOutcome& outcome : outcomes) ASSERT_EQ(outcome.status, StoreStatus::kStored);
+  }
+  const StoreStats stats = store_->stats();
+  EXPECT_GT(stats.evictions, 0u);
+  EXPECT_LE(stats.bytes, stats.limit_maxbytes);
+  EXPECT_EQ(stats.curr_items + stats.evictions, 20'000u);
+  EXPECT_EQ(stats.curr_items, store_->engine().size());
+}
+
+// Two threads' batches over the same keys (each takes several stripes) and single sets beside
+// them: no deadlock, every request stored, and the accounting whole.
+TEST_P(StorePmTest, ConcurrentBatchesOverTheSameKeysAreAllStored) {
+  open(/*evict=*/true);
+  std::atomic<int> refused{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 3; ++t) {
+    writers.emplace_back([&, t] {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(t));
+      std::vector<std::string> keys(32);
+      std::vector<StoreRequest> requests(32);
+      std::vector<StoreOutcome> outcomes(32);
+      const std::string value(100 + 50 * t, 'v');
+      for (int round = 0; round < 300; ++round) {
+        if (t == 2) {  // single sets
+          if (set(static_cast<int>(rng() % 200), 300) != StoreStatus::kStored) refused.fetch_add(1);
+          continue;
+        }
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+          keys[i] = "key" + std::to_string(rng() % 200);
+          requests[i].key = keys[i];
+          requests[i].value = value;
+        }
+        store_->store_batch(requests, outcomes);
+        for (const StoreOutcome& outcome : outcomes) {
+          if (outcome.status != StoreStatus::kStored) refused.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  EXPECT_EQ(refused.load(), 0);
+  const StoreStats stats = store_->stats();
+  EXPECT_EQ(stats.curr_items, store_->engine().size());
+  EXPECT_LE(stats.curr_items, 200u);
+}
+
 INSTANTIATE_ENGINE_SUITE(persistent, StorePmTest);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StorePmTest);
 

@@ -1,0 +1,159 @@
+// Store::Impl::store_batch: the plain sets of one server turn, made durable together (group
+// commit, docs/TAIL_LATENCY.md). A set alone waits twice for write-backs: for its record before
+// the index may point at it, and for the index's reference before the reply. Here the records of
+// the whole group are written back under one fence, and the engine publishes all references under
+// one lock and one fence (IndexEngine::upsert_batch). Between the two fences nothing executes a
+// locked instruction, which would wait for the write-backs in flight as a fence does: the stripes,
+// reservations, cas values and allocations are taken before, the recency lists, counters and
+// frees come after.
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "engine/pm/fault_injection.h"
+#include "engine/pm/persistence.h"
+#include "engine/store/store_impl.h"
+
+namespace pmcached::engine {
+namespace {
+
+// Requests grouped at most; the rest of a longer batch goes in further groups.
+constexpr std::size_t kGroup = 64;
+
+// A set of the group: its record, written and stamped before the engine publishes it.
+struct Member {
+  std::size_t request = 0;  // index into the batch
+  ItemHeader* fresh = nullptr;
+  Stripe* stripe = nullptr;
+  std::size_t reserved = 0;
+};
+
+}  // namespace
+
+bool Store::Impl::commits_in_groups() const noexcept {
+  return !records && heap.pool() != nullptr && engine->capabilities().group_commit;
+}
+
+void Store::Impl::store_batch(std::span<const StoreRequest> requests,
+                              std::span<StoreOutcome> outcomes) noexcept {
+  for (std::size_t begin = 0; begin < requests.size(); begin += kGroup) {
+    const std::size_t end = std::min(requests.size(), begin + kGroup);
+    store_group(requests.subspan(begin, end - begin), outcomes.subspan(begin, end - begin));
+  }
+}
+
+void Store::Impl::store_group(std::span<const StoreRequest> requests,
+                              std::span<StoreOutcome> outcomes) noexcept {
+  // What goes one by one, after the group: anything but a plain set of a valid key that fits, a
+  // key seen before in this batch (so a key's requests keep their order), a record the heap has
+  // no block for now (store() evicts), a reservation over the memory limit (store() makes room)
+  // and an index with no room for a node (store() evacuates).
+  std::array<bool, kGroup> alone{};
+  std::array<Member, kGroup> members{};
+  std::size_t members_count = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const StoreRequest& request = requests[i];
+    bool seen = false;
+    for (std::size_t j = 0; j < i && !seen; ++j) seen = requests[j].key == request.key;
+    alone[i] = true;
+    if (!commits_in_groups() || seen || effective_mode(request) != StoreMode::kSet ||
+        !valid_key(request.key) ||
+        memcached_item_size(request.key.size(), request.value.size(), request.client_flags) >
+            options.item_size_max) {
+      continue;
+    }
+    RecordSpec value;
+    value.key = request.key;
+    value.first = request.value;
+    value.client_flags = request.client_flags;
+    ItemHeader* fresh = allocate_record(value);
+    if (fresh == nullptr) continue;
+    alone[i] = false;
+    members[members_count++] = {i, fresh, &stripes.for_key(request.key), 0};
+  }
+
+  // Stripes in address order: every other thread holds at most one (lock_stripes.h).
+  std::array<Stripe*, kGroup> locked{};
+  for (std::size_t m = 0; m < members_count; ++m) locked[m] = members[m].stripe;
+  std::sort(locked.begin(), locked.begin() + members_count);
+  const std::size_t stripe_count = static_cast<std::size_t>(
+      std::unique(locked.begin(), locked.begin() + members_count) - locked.begin());
+  for (std::size_t s = 0; s < stripe_count; ++s) locked[s]->mutex.lock();
+
+  // Stamp each record as put_record() does for a set that did not look its key up, and reserve
+  // its whole footprint (whatever it replaces is released after).
+  const std::int64_t now = clock.now();
+  std::array<BatchUpsert, kGroup> batch{};
+  std::size_t grouped = 0;
+  for (std::size_t m = 0; m < members_count; ++m) {
+    Member& member = members[m];
+    const StoreRequest& request = requests[member.request];
+    const StorePlan plan = plan_store(request, std::nullopt, now, options.item_size_max);
+    const std::size_t reserve = footprint(plan.record);
+    if (plan.status != StoreStatus::kStored || !try_reserve(reserve)) {
+      free_record(member.fresh);
+      alone[member.request] = true;
+      continue;
+    }
+    member.reserved = reserve;
+    ItemHeader* record = member.fresh;
+    record->client_flags = plan.record.client_flags;
+    record->exptime = plan.record.exptime;
+    record->bits = plan.record.bits;
+    record->cas = cas_for(plan.record.cas);
+    record->last_update = plan.record.last_update;
+    record->last_access = plan.record.last_access;
+    seal_item(*record);
+    members[grouped] = member;
+    batch[grouped++] = {record->key(), heap.ref_of(record)};
+  }
+
+  // Durability order: every record is durable before the index can point at it.
+  if (grouped > 0 && !pm::FaultInjection::active(pm::Fault::kSkipRecordPersist)) {
+    pm::OpScope scope(pm::OpKind::kItem);
+    for (std::size_t m = 0; m < grouped; ++m) {
+      heap.flush(members[m].fresh, members[m].fresh->record_size());
+    }
+    heap.fence();
+  }
+  if (grouped > 0) engine->upsert_batch(std::span(batch.data(), grouped));
+
+  for (std::size_t m = 0; m < grouped; ++m) {
+    const Member& member = members[m];
+    const UpsertResult& result = batch[m].result;
+    if (result.status == UpsertStatus::kOutOfMemory) {  // nothing changed
+      release(member.reserved);
+      free_record(member.fresh);
+      alone[member.request] = true;
+      continue;
+    }
+    // As publish() does for a set that did not look its key up.
+    Stripe& stripe = *member.stripe;
+    const ItemRef fresh_ref = heap.ref_of(member.fresh);
+    stripe.add(Counter::kTotalItems);
+    if (result.previous == kNoItem) {
+      recency.push(fresh_ref, recency_stamp());
+      stripe.add(Counter::kCurrItems);
+    } else {
+      recency.replace(result.previous, fresh_ref, recency_stamp());
+      ItemHeader* previous = heap.item(result.previous);
+      release(footprint(*previous));
+      if (is_flushed(*previous, now)) {
+        stripe.add(Counter::kGetFlushed);
+      } else if (is_expired(previous->exptime, now)) {
+        stripe.add(Counter::kGetExpired);
+      }
+      free_record(previous);
+    }
+    stripe.add(Counter::kCmdSet);
+    count(ClassCounter::kCmdSet, *member.fresh);
+    outcomes[member.request] = {StoreStatus::kStored, member.fresh->cas, member.fresh->value_size};
+  }
+  for (std::size_t s = 0; s < stripe_count; ++s) locked[s]->mutex.unlock();
+
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (alone[i]) outcomes[i] = store(requests[i]);
+  }
+}
+
+}  // namespace pmcached::engine
