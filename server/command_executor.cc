@@ -234,8 +234,15 @@ void CommandExecutor::store(const Command& command, protocol::ClassicReplies& re
     replies.outcome(Outcome::kTooLarge, 0);
     return;
   }
+  const engine::StoreRequest request = store_request(command);
+  const engine::StoreOutcome result = context_.store.store(request);
+  note_stored(request, result);
+  replies.outcome(to_outcome(result.status), result.cas);
+}
+
+engine::StoreRequest CommandExecutor::store_request(const Command& command) {
   engine::StoreRequest request;
-  request.mode = mode;
+  request.mode = classic_mode(command.kind);
   request.key = command.key;
   request.value = command.data;
   request.client_flags = command.client_flags;
@@ -243,9 +250,24 @@ void CommandExecutor::store(const Command& command, protocol::ClassicReplies& re
   // cas; for binary requests the header's cas, which makes set and replace a cas and is
   // checked by append and prepend.
   request.compare_cas = command.cas_unique;
-  const engine::StoreOutcome result = context_.store.store(request);
-  note_stored(request, result);
-  replies.outcome(to_outcome(result.status), result.cas);
+  return request;
+}
+
+bool CommandExecutor::defer_set(const Command& command, engine::StoreRequest& request) {
+  if (command.binary.active || command.kind != CommandKind::kSet || command.too_large) {
+    return false;
+  }
+  monitor_.store_requested(command.key);
+  request = store_request(command);
+  return true;
+}
+
+void CommandExecutor::finish_set(const Command& command, const engine::StoreRequest& request,
+                                 const engine::StoreOutcome& outcome, std::string& out) {
+  note_stored(request, outcome);
+  ReplyWriter writer(out);
+  protocol::TextReplies replies(writer, command);
+  replies.outcome(to_outcome(outcome.status), outcome.cas);
 }
 
 void CommandExecutor::note_stored(const engine::StoreRequest& request,

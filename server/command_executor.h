@@ -48,6 +48,14 @@ class CommandExecutor {
   // Executes `command`, appending its reply (if any) to `out`.
   AfterCommand execute(const protocol::Command& command, std::string& out);
 
+  // Group commit (server/set_batch.h): whether `command` is a text `set` that may wait to be
+  // stored with others. If so, `request` is filled in (its views point into the command) and the
+  // log watchers are told of the request; the caller stores it, then calls finish_set.
+  bool defer_set(const protocol::Command& command, engine::StoreRequest& request);
+  // Appends the reply to a deferred set to `out`, once the store has given its outcome.
+  void finish_set(const protocol::Command& command, const engine::StoreRequest& request,
+                  const engine::StoreOutcome& outcome, std::string& out);
+
   // Asks the server to shut down (the `shutdown` command, once its reply is queued).
   void request_shutdown() const;
 
@@ -65,6 +73,8 @@ class CommandExecutor {
   void meta_delete(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_debug(const protocol::Command& command, protocol::ReplyWriter& writer);
+  // The store request of a storage command.
+  static engine::StoreRequest store_request(const protocol::Command& command);
   // Counts a refused store and tells the log watchers what a storage command did.
   void note_stored(const engine::StoreRequest& request, const engine::StoreOutcome& result);
 

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/connection_manager.h"
+#include "server/set_batch.h"
 
 namespace pmcached::server {
 
@@ -39,7 +40,8 @@ std::string describe_endpoint(const asio::ip::tcp::endpoint& endpoint) {
 
 Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
                        ThreadStats& thread_stats, ConnectionManager& manager,
-                       const protocol::ParserLimits& limits, bool measure_latency)
+                       const protocol::ParserLimits& limits, bool measure_latency,
+                       SetBatch* set_batch)
     : socket_(std::move(socket)),
       executor_(executor),
       thread_stats_(thread_stats),
@@ -48,6 +50,7 @@ Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
       binary_parser_(limits),
       max_input_(std::max(limits.item_size_max + kLineAllowance,
                           limits.max_get_line_length + kLineAllowance)),
+      set_batch_(set_batch),
       input_(kInitialInputSize),
       measure_latency_(measure_latency) {
   boost::system::error_code error;
@@ -99,7 +102,7 @@ void Connection::stop() {
     boost::system::error_code ignored;
     // Wakes a pending read with EOF; replies to commands already received still go out.
     self->socket_.shutdown(asio::ip::tcp::socket::shutdown_receive, ignored);
-    if (!self->reading_ && !self->writing_) self->close();
+    if (!self->reading_ && !self->writing_ && !self->awaiting_set_) self->close();
   });
 }
 
@@ -174,10 +177,12 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
 }
 
 void Connection::process_input() {
+  if (awaiting_set_) return;                 // command_ is still the set's; finish_set() goes on
   if (watching_) input_begin_ = input_end_;  // a watcher's input is not commands
   executor_.set_client_fd(fd_);
   for (;;) {
     execute_commands();
+    if (awaiting_set_) return;
     const bool held_back = pending_.size() >= kOutputHighWater && !watching_;
     if (held_back) thread_stats_.add(thread_stats_.conn_yields, 1);
     if (!watching_) state_.store("conn_waiting", std::memory_order_relaxed);
@@ -213,6 +218,11 @@ void Connection::execute_commands() {
     }
     switch (result.status) {
       case protocol::ParseStatus::kComplete:
+        if (set_batch_ != nullptr && executor_.defer_set(command_, set_request_)) {
+          awaiting_set_ = true;
+          set_batch_->add(shared_from_this(), set_request_);
+          return;
+        }
         switch (executor_.execute(command_, pending_)) {
           case AfterCommand::kContinue: break;
           case AfterCommand::kClose: close_after_write_ = true; break;
@@ -237,6 +247,15 @@ void Connection::execute_commands() {
       case protocol::ParseStatus::kNeedMore: break;
     }
   }
+}
+
+void Connection::finish_set(const engine::StoreOutcome& outcome) {
+  awaiting_set_ = false;
+  if (closed_) return;
+  executor_.set_client_fd(fd_);
+  executor_.finish_set(command_, set_request_, outcome, pending_);
+  last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
+  process_input();
 }
 
 void Connection::write_pending() {

@@ -37,6 +37,7 @@ namespace pmcached::server {
 std::string describe_endpoint(const boost::asio::ip::tcp::endpoint& endpoint);
 
 class ConnectionManager;
+class SetBatch;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -44,9 +45,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   static constexpr std::size_t kOutputHighWater = 1u << 20;
   static constexpr std::size_t kInitialInputSize = 16u << 10;
 
+  // `set_batch`: the worker's group commit of sets (nullptr: each set is stored alone).
   Connection(boost::asio::ip::tcp::socket socket, CommandExecutor& executor,
              ThreadStats& thread_stats, ConnectionManager& manager,
-             const protocol::ParserLimits& limits, bool measure_latency = false);
+             const protocol::ParserLimits& limits, bool measure_latency = false,
+             SetBatch* set_batch = nullptr);
 
   void start();
 
@@ -55,6 +58,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // What `stats conns` shows of this connection (any thread).
   [[nodiscard]] ConnectionInfo info() const;
+
+  // The set this connection left in the SetBatch was stored: reply, and parse on.
+  void finish_set(const engine::StoreOutcome& outcome);
 
  private:
   void read_more();
@@ -85,6 +91,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Wire wire_ = Wire::kUndecided;
   protocol::Command command_;
   std::size_t max_input_;
+  SetBatch* set_batch_;
+  // A set of command_ waits in set_batch_: nothing more is parsed, read or sent until it is
+  // stored (its request's views point into input_).
+  bool awaiting_set_ = false;
+  engine::StoreRequest set_request_;
 
   std::vector<char> input_;
   std::size_t input_begin_ = 0;  // first unparsed byte

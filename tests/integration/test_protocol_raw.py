@@ -130,6 +130,30 @@ def test_pipeline_of_100_mixed_commands(server, connect):
     assert c.read_until(b"MN\r\n") == b"".join(expected) + b"MN\r\n"
 
 
+def test_sets_of_many_connections_at_once_keep_each_connections_order(server, connect):
+    """Twenty connections pipeline sets at the same time (a persistent engine stores the sets of
+    one turn of a worker together: server/set_batch.h). Each gets its replies in its own order,
+    a get after its own set sees that set, a noreply set is there for the get after it, and a key
+    all of them set holds one of their values."""
+    conns = [connect(server) for _ in range(20)]
+    for rnd in range(10):
+        for n, c in enumerate(conns):
+            own = b"own%d-%d" % (n, rnd)
+            c.send(b"set %s %d 0 %d\r\n%s\r\nget %s\r\n" % (own, n, len(own), own, own) +
+                   b"set shared 0 0 %d\r\n%s\r\n" % (len(own), own) +
+                   b"set quiet%d 0 0 1 noreply\r\n%d\r\nget quiet%d\r\n" % (n, rnd, n))
+        for n, c in enumerate(conns):
+            own = b"own%d-%d" % (n, rnd)
+            c.expect(b"STORED\r\nVALUE %s %d %d\r\n%s\r\nEND\r\n" % (own, n, len(own), own) +
+                     b"STORED\r\nVALUE quiet%d 0 1\r\n%d\r\nEND\r\n" % (n, rnd))
+    shared = conns[0].request(b"get shared\r\n")
+    assert shared.startswith(b"VALUE shared 0 ") and shared.split(b"\r\n")[1].startswith(b"own")
+    for n, c in enumerate(conns):
+        own = b"own%d-9" % n
+        assert c.request(b"get %s\r\n" % own) == \
+            b"VALUE %s %d %d\r\n%s\r\nEND\r\n" % (own, n, len(own), own)
+
+
 def test_command_split_into_one_byte_sends(server, connect):
     c = connect(server)
     data = b"set k 7 0 5\r\nhello\r\nget k\r\nmg k v f\r\n"

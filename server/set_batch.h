@@ -1,0 +1,48 @@
+// SetBatch: group commit of one worker's sets (issue 16; docs/TAIL_LATENCY.md, "What group
+// commit would have to be on x86"). The text `set`s that the worker's connections parse in one
+// turn of its event loop wait here, and a handler posted behind the turn's other handlers stores
+// them together (engine::Store::store_batch: one wait for the write-backs of all their records
+// and one for all their index references, instead of two per set). Then each connection gets its
+// outcome, replies and parses on. A connection has at most one set waiting and parses nothing
+// after it until it is stored, so its commands keep their order and no reply precedes
+// durability.
+//
+// Thread safety: one per worker, used on that worker's thread only.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "engine/store/store.h"
+
+namespace pmcached::server {
+
+class Connection;
+
+class SetBatch {
+ public:
+  SetBatch(engine::Store& store, boost::asio::io_context& io) : store_(store), io_(io) {}
+
+  // Whether sets should wait here: the store commits in groups.
+  [[nodiscard]] bool enabled() const noexcept { return store_.commits_in_groups(); }
+
+  // Queues `connection`'s set; the batch later calls connection->finish_set(outcome). The
+  // request's key and value must stay where they are until then.
+  void add(std::shared_ptr<Connection> connection, const engine::StoreRequest& request);
+
+ private:
+  void run();
+
+  engine::Store& store_;
+  boost::asio::io_context& io_;
+  bool posted_ = false;
+  std::vector<std::shared_ptr<Connection>> waiting_;
+  std::vector<engine::StoreRequest> requests_;
+  // The batch being finished (connections that set again go to waiting_, the next batch).
+  std::vector<std::shared_ptr<Connection>> finishing_;
+  std::vector<engine::StoreOutcome> outcomes_;
+};
+
+}  // namespace pmcached::server
