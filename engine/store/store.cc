@@ -91,10 +91,7 @@ void Store::Impl::answer_get(const GetRequest& request, ItemHeader* item, Stripe
   const std::uint8_t bits_before = item->bits;
   const std::int64_t access_before = item->last_access;
   if (out.won && request.mark_win) item->bits |= ItemHeader::kTokenSent;
-  if (request.bump) {
-    item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;
-    item->last_access = now;
-  }
+  if (request.bump) note_access(*item, now);
   save_hints(*item, bits_before, access_before);
 }
 

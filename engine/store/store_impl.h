@@ -146,11 +146,20 @@ struct Store::Impl {
   // are per-thread buffers: nothing to free).
   void free_record(ItemHeader* item) noexcept;
   // A published record's access metadata (bits, last access) may have changed from these: a
-  // record engine stores the hint (not durably) when a bit changed or the last access moved by
-  // kHintInterval or more (memcached's ITEM_UPDATE_INTERVAL: a read should not be a write every
-  // time); a heap record was changed in place.
+  // record engine stores the hint (not durably) when either changed (a read is not a write every
+  // time: the access time moves at most once per kItemUpdateInterval); a heap record was changed
+  // in place.
   void save_hints(ItemHeader& item, std::uint8_t bits_before, std::int64_t access_before) noexcept;
-  static constexpr std::int64_t kHintInterval = 60;
+  // A fetch or touch of `item` at `now`, as memcached's do_item_update(): fetched and referenced,
+  // and the access time moved only once it is more than ITEM_UPDATE_INTERVAL old, so that what
+  // `mg l`, `me` and metadump show is what memcached shows. (memcached's segmented LRU moves it
+  // on a later fetch instead, when its LRU maintainer has cleared the item's active bit: timing,
+  // which its deterministic mode without the maintainer leaves out.)
+  static void note_access(ItemHeader& item, std::int64_t now) noexcept {
+    item.bits |= ItemHeader::kFetched | ItemHeader::kReferenced;
+    if (item.last_access < now - kItemUpdateInterval) item.last_access = now;
+  }
+  static constexpr std::int64_t kItemUpdateInterval = 60;  // memcached's ITEM_UPDATE_INTERVAL
   // Visits keys >= `from` in key order until `visit` returns false.
   void scan_keys(std::string_view from, const std::function<bool(std::string_view key)>& visit);
   // Keys in the index or engine.

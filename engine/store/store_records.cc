@@ -137,7 +137,7 @@ void Store::Impl::set_exptime(ItemHeader& item, std::int64_t exptime) noexcept {
 void Store::Impl::save_hints(ItemHeader& item, std::uint8_t bits_before,
                              std::int64_t access_before) noexcept {
   if (!records) return;  // changed in place; hints are never flushed
-  if (item.bits == bits_before && item.last_access < access_before + kHintInterval) return;
+  if (item.bits == bits_before && item.last_access == access_before) return;
   // bits (offset 5) through last_access (offset 40..48) in one patch: the fields between are
   // rewritten with the values they already have.
   constexpr std::size_t begin = offsetof(ItemHeader, bits);

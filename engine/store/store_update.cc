@@ -219,8 +219,7 @@ StoreStatus Store::Impl::touch(std::string_view key, std::int64_t exptime) noexc
   set_exptime(*item, to_absolute_exptime(exptime, now));
   const std::uint8_t bits_before = item->bits;
   const std::int64_t access_before = item->last_access;
-  item->bits |= ItemHeader::kFetched | ItemHeader::kReferenced;  // memcached's touch bumps
-  item->last_access = now;
+  note_access(*item, now);  // memcached's touch bumps as a fetch does
   save_hints(*item, bits_before, access_before);
   return StoreStatus::kTouched;
 }

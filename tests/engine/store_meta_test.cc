@@ -188,6 +188,9 @@ TEST_F(StoreTest, AppendVivifiesOnMissWithTheNTtl) {
   EXPECT_EQ(*value("other"), "+second");
 }
 
+// The access time moves as memcached's does (do_item_update): only on a fetch that finds it more
+// than ITEM_UPDATE_INTERVAL (60 s) old. memcached without its LRU maintainer (the fuzz reference)
+// answers `mg k l` after a set, a get 10 s later and 0 s more with l10; it was l0 here before.
 TEST_F(StoreTest, VisitorSeesFetchedAndLastAccessAsTheyWereBefore) {
   ASSERT_EQ(set("k", "v"), StoreStatus::kStored);
   clock_.advance(5);
@@ -197,7 +200,20 @@ TEST_F(StoreTest, VisitorSeesFetchedAndLastAccessAsTheyWereBefore) {
   clock_.advance(3);
   auto second = get("k");
   EXPECT_TRUE(second->fetched);
-  EXPECT_EQ(second->last_access, kStart + 5);
+  EXPECT_EQ(second->last_access, kStart);  // the fetch at +5 was within 60 s
+  clock_.advance(60);
+  EXPECT_EQ(get("k")->last_access, kStart);  // 68 s old: this fetch moves it
+  EXPECT_EQ(get("k")->last_access, kStart + 68);
+}
+
+TEST_F(StoreTest, TouchMovesTheAccessTimeAsAFetchDoes) {
+  ASSERT_EQ(set("k", "v"), StoreStatus::kStored);
+  clock_.advance(10);
+  EXPECT_EQ(store_->touch("k", 0), StoreStatus::kTouched);
+  EXPECT_EQ(get("k")->last_access, kStart);
+  clock_.advance(61);
+  EXPECT_EQ(store_->touch("k", 0), StoreStatus::kTouched);
+  EXPECT_EQ(get("k")->last_access, kStart + 71);
 }
 
 TEST_F(StoreTest, NoBumpLeavesAccessStateAlone) {

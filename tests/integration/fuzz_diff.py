@@ -51,6 +51,7 @@ import re
 import socket
 import sys
 import tempfile
+import threading
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -545,7 +546,18 @@ def run_sequence(batches, addresses, seed, stop_at_first=True):
     norms = [Normaliser(), Normaliser()]
     try:
         for index, (mode, units) in enumerate(batches):
-            replies = [c.run_batch(mode, units, rng) for c, rng in zip(clients, rngs)]
+            # Both at once: a batch that ends waiting for a timeout takes seconds, and the item
+            # times that mg l/t and me show must have aged the same on both servers.
+            replies = [None, None]
+
+            def run(i, mode=mode, units=units):
+                replies[i] = clients[i].run_batch(mode, units, rngs[i])
+
+            threads = [threading.Thread(target=run, args=(i,)) for i in (0, 1)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
             results = [n(r) for n, r in zip(norms, replies)]
             if not same(results[0], results[1]):
                 return index, [text for text, _ in results]  # normalised: cas values as #n
