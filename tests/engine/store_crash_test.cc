@@ -7,6 +7,7 @@
 //   - the allocator owns exactly the blocks that are reachable (no leak, no double owner).
 // A deliberately broken order (records published before they are persisted) must be caught.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -160,8 +161,43 @@ struct Instance {
   RecoveryReport recovery;
 };
 
+// One crash run: crashes at persistence point `point` (adversarially or not), restarts and
+// checks the contract, setting `violation` if it broke; false once `point` lies beyond the run.
+using CrashRun = std::function<bool(std::uint64_t point, bool adversarial, std::string* violation)>;
+
+// Every persistence point of `run`, crashed plainly and adversarially, keeps the contract.
+void expect_every_point_keeps_the_contract(const CrashRun& run) {
+  for (const bool adversarial : {false, true}) {
+    std::uint64_t point = 1;
+    for (; point < 10'000; ++point) {
+      std::string violation;
+      if (!run(point, adversarial, &violation)) break;
+      ASSERT_TRUE(violation.empty()) << "crash at point " << point
+                                     << (adversarial ? " (adversarial)" : "") << ": " << violation;
+    }
+    EXPECT_GT(point, 10u) << "the run should have many persistence points";
+  }
+}
+
+// Whether a crash at some persistence point of `run` breaks the contract.
+bool some_point_breaks_the_contract(const CrashRun& run, bool adversarial) {
+  for (std::uint64_t point = 1; point < 10'000; ++point) {
+    std::string violation;
+    if (!run(point, adversarial, &violation)) return false;
+    if (!violation.empty()) return true;
+  }
+  return false;
+}
+
 class StoreCrashTest : public ::testing::TestWithParam<std::string> {
  protected:
+  // The workload crashed by crash_and_check() with default options.
+  CrashRun workload_run() {
+    return [this](std::uint64_t point, bool adversarial, std::string* violation) {
+      return crash_and_check(point, adversarial, {}, violation);
+    };
+  }
+
   // Runs the workload, crashing after persistence point `point`. Returns false once `point`
   // lies beyond the workload's last persistence point.
   bool crash_and_check(std::uint64_t point, bool adversarial, StoreOptions options,
@@ -216,27 +252,13 @@ class StoreCrashTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(StoreCrashTest, EveryPersistencePointKeepsTheContract) {
-  for (const bool adversarial : {false, true}) {
-    std::uint64_t point = 1;
-    for (; point < 10'000; ++point) {
-      std::string violation;
-      if (!crash_and_check(point, adversarial, {}, &violation)) break;
-      ASSERT_TRUE(violation.empty()) << "crash at point " << point
-                                     << (adversarial ? " (adversarial)" : "") << ": " << violation;
-    }
-    EXPECT_GT(point, 10u) << "the workload should have many persistence points";
-  }
+  expect_every_point_keeps_the_contract(workload_run());
 }
 
 TEST_P(StoreCrashTest, PublishingBeforePersistingIsCaught) {
   const pm::FaultScope fault(pm::Fault::kSkipRecordPersist);
-  bool caught = false;
-  for (std::uint64_t point = 1; point < 10'000 && !caught; ++point) {
-    std::string violation;
-    if (!crash_and_check(point, /*adversarial=*/false, {}, &violation)) break;
-    caught = !violation.empty();
-  }
-  EXPECT_TRUE(caught) << "the crash simulator did not notice records published unpersisted";
+  EXPECT_TRUE(some_point_breaks_the_contract(workload_run(), /*adversarial=*/false))
+      << "the crash simulator did not notice records published unpersisted";
 }
 
 // The record is written back with the index's first fence; an index that publishes with its
@@ -245,18 +267,12 @@ TEST_P(StoreCrashTest, PublishingBeforePersistingIsCaught) {
 // never relies on it: it appends its entry, fences, and only then publishes by its counter.
 TEST_P(StoreCrashTest, PublishingBeforeTheRecordIsFencedIsCaught) {
   const pm::FaultScope fault(pm::Fault::kSkipPublishOrder);
-  bool caught = false;
-  for (std::uint64_t point = 1; point < 10'000 && !caught; ++point) {
-    std::string violation;
-    if (!crash_and_check(point, /*adversarial=*/true, {}, &violation)) break;
-    caught = !violation.empty();
-  }
   const bool relies_on_the_fence = GetParam() != "nvtree";
-  EXPECT_EQ(caught, relies_on_the_fence);
+  EXPECT_EQ(some_point_breaks_the_contract(workload_run(), /*adversarial=*/true),
+            relies_on_the_fence);
 }
 
-// --- store_batch (group commit)
-// -------------------------------------------------------------------
+// --- store_batch (group commit) ------------------------------------------------------------------
 
 // Sets before the batch, then one batch: replaces, new keys, a key twice (its second request goes
 // after the group) and an append (not a plain set: alone, after the group).
@@ -341,29 +357,21 @@ bool crash_batch(const std::string& engine, std::uint64_t point, bool adversaria
   return true;
 }
 
+CrashRun batch_run(const std::string& engine) {
+  return [engine](std::uint64_t point, bool adversarial, std::string* violation) {
+    return crash_batch(engine, point, adversarial, violation);
+  };
+}
+
 TEST_P(StoreCrashTest, ABatchOfSetsKeepsTheContractAtEveryPoint) {
-  for (const bool adversarial : {false, true}) {
-    std::uint64_t point = 1;
-    for (; point < 10'000; ++point) {
-      std::string violation;
-      if (!crash_batch(GetParam(), point, adversarial, &violation)) break;
-      ASSERT_TRUE(violation.empty()) << "crash at point " << point
-                                     << (adversarial ? " (adversarial)" : "") << ": " << violation;
-    }
-    EXPECT_GT(point, 10u) << "the batch should have many persistence points";
-  }
+  expect_every_point_keeps_the_contract(batch_run(GetParam()));
 }
 
 // The batch writes its records back itself; without that, a crash must be seen to lose one.
 TEST_P(StoreCrashTest, ABatchPublishingBeforePersistingIsCaught) {
   const pm::FaultScope fault(pm::Fault::kSkipRecordPersist);
-  bool caught = false;
-  for (std::uint64_t point = 1; point < 10'000 && !caught; ++point) {
-    std::string violation;
-    if (!crash_batch(GetParam(), point, /*adversarial=*/false, &violation)) break;
-    caught = !violation.empty();
-  }
-  EXPECT_TRUE(caught) << "the crash simulator did not notice records published unpersisted";
+  EXPECT_TRUE(some_point_breaks_the_contract(batch_run(GetParam()), /*adversarial=*/false))
+      << "the crash simulator did not notice records published unpersisted";
 }
 
 INSTANTIATE_ENGINE_SUITE(crash, StoreCrashTest);

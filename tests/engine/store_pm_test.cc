@@ -174,8 +174,7 @@ TEST_P(StorePmTest, ConcurrentMixedSizeSetsOnAFullPoolAreAllStored) {
   EXPECT_EQ(stats.curr_items, store_->engine().size());
 }
 
-// --- store_batch (group commit)
-// -------------------------------------------------------------------
+// --- store_batch (group commit) ------------------------------------------------------------------
 
 std::vector<StoreRequest> mixed_batch(const std::vector<std::string>& keys,
                                       const std::vector<std::string>& values) {

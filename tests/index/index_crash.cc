@@ -51,6 +51,19 @@ Model model_after(const std::vector<Op>& ops, const Trace& t, std::size_t count)
   return m;
 }
 
+std::unique_ptr<Harness> restart_checked(const std::string& engine, const pm::CrashSimulator& sim,
+                                         std::string& problems) {
+  std::unique_ptr<Harness> restarted;
+  try {
+    restarted = std::make_unique<Harness>(engine, *sim.crash_image());
+  } catch (const std::exception& e) {
+    problems += std::string("restart failed: ") + e.what();
+    return nullptr;
+  }
+  problems += restarted->restart_problems() + restarted->check();
+  return restarted;
+}
+
 std::string crash_and_check(const std::string& engine, const std::vector<Op>& ops, std::uint64_t k,
                             bool adversarial) {
   pm::CrashSimulator sim(kCrashRegionBytes);
@@ -64,15 +77,10 @@ std::string crash_and_check(const std::string& engine, const std::vector<Op>& op
   const bool in_flight = done < ops.size() && t.begin[done] < k;
   const Model after = in_flight ? model_after(ops, t, done + 1) : before;
 
-  // A restart that finds the pool corrupt throws (as a server start would refuse the pool).
-  std::unique_ptr<Harness> restarted;
-  try {
-    restarted = std::make_unique<Harness>(engine, *sim.crash_image());
-  } catch (const std::exception& e) {
-    return std::string("restart failed: ") + e.what();
-  }
+  std::string problems;
+  const std::unique_ptr<Harness> restarted = restart_checked(engine, sim, problems);
+  if (!restarted) return problems;
   Harness& r = *restarted;
-  std::string problems = r.restart_problems() + r.check();
   Model got = r.contents();
   if (got != before && got != after) {
     problems += "after op " + std::to_string(done) + (in_flight ? " (in flight)" : "") + ": " +

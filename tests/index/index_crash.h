@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ Trace run_ops(Harness& h, const pm::CrashSimulator& sim, const std::vector<Op>& 
 
 // The mapping after the first `count` ops of a run traced by `t`.
 [[nodiscard]] Model model_after(const std::vector<Op>& ops, const Trace& t, std::size_t count);
+
+// Restarts `engine` from `sim`'s crash image (open, recover, allocator rebuild) and appends what
+// the restart and Harness::check found to `problems`; nullptr, with the reason appended, when the
+// pool is refused as corrupt (as a server start would refuse it).
+[[nodiscard]] std::unique_ptr<Harness> restart_checked(const std::string& engine,
+                                                       const pm::CrashSimulator& sim,
+                                                       std::string& problems);
 
 // Crashes `ops` on `engine` at point `k`, restarts and checks everything; "" when the contract
 // holds.

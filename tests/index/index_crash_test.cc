@@ -5,7 +5,6 @@
 #include "tests/index/index_crash.h"
 
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <random>
 #include <string>
@@ -131,14 +130,10 @@ std::string crash_batch(const std::string& engine, std::uint64_t k, bool adversa
   h.put_batch(keys, model, refs);
   if (!sim.crash_image()) return "crash point not reached";
   const bool all_durable = sim.durable_point() >= batch_end;
-  std::unique_ptr<Harness> restarted;
-  try {
-    restarted = std::make_unique<Harness>(engine, *sim.crash_image());
-  } catch (const std::exception& e) {
-    return std::string("restart failed: ") + e.what();
-  }
+  std::string problems;
+  const std::unique_ptr<Harness> restarted = restart_checked(engine, sim, problems);
+  if (!restarted) return problems;
   Harness& r = *restarted;
-  std::string problems = r.restart_problems() + r.check();
   Model got = r.contents();
   Model expected_rest = old;
   for (std::size_t i = 0; i < keys.size(); ++i) {
