@@ -141,7 +141,10 @@ void Connection::read_more() {
 
 void Connection::start_read() {
   // A connection that closes once its last replies are out reads no more (as read_more checks).
-  if (closed_ || close_after_write_) {
+  // Nor does one whose set waits in the batch: its request views input_, which making room would
+  // move or free (a read posted before a write completed and a set was deferred); finish_set()
+  // starts reading again.
+  if (closed_ || close_after_write_ || awaiting_set_) {
     reading_ = false;
     return;
   }

@@ -11,8 +11,9 @@
 //
 // Group commit: upsert() and upsert_batch() take mutex_ exclusive and call the engine's
 // upsert_locked() once per key; a batch runs inside one pm::PmRegion::PublishBatch (one fence at
-// its end instead of one per publish, no locked instruction between the publishes: node frees and
-// key counts wait or need none) and frees the nodes its upserts unlinked after that fence.
+// its end instead of one per publish) and frees the nodes its upserts unlinked after that fence.
+// Between the publishes no locked instruction waits for their write-backs (node frees are
+// deferred, key counts are plain stores) but the allocator's lock, when an insert makes a node.
 //
 // Thread safety: lookup/scan/size/stats/for_each_block take mutex_ shared, recover() exclusive;
 // upsert, upsert_batch and an engine's erase take it exclusive. scan() holds the lock while

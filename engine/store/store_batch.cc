@@ -2,10 +2,10 @@
 // commit, docs/TAIL_LATENCY.md). A set alone waits twice for write-backs: for its record before
 // the index may point at it, and for the index's reference before the reply. Here the records of
 // the whole group are written back under one fence, and the engine publishes all references under
-// one lock and one fence (IndexEngine::upsert_batch). Between the two fences nothing executes a
-// locked instruction, which would wait for the write-backs in flight as a fence does: the stripes,
-// reservations, cas values and allocations are taken before, the recency lists, counters and
-// frees come after.
+// one lock and one fence (IndexEngine::upsert_batch). Between the two fences the store executes
+// no locked instruction, which would wait for the write-backs in flight as a fence does: the
+// stripes, reservations, cas values and allocations are taken before, the recency lists, counters
+// and frees come after. (An engine insert that makes a node takes the allocator's lock.)
 #include <algorithm>
 #include <array>
 #include <vector>

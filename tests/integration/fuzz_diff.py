@@ -548,16 +548,21 @@ def run_sequence(batches, addresses, seed, stop_at_first=True):
         for index, (mode, units) in enumerate(batches):
             # Both at once: a batch that ends waiting for a timeout takes seconds, and the item
             # times that mg l/t and me show must have aged the same on both servers.
-            replies = [None, None]
+            replies, errors = [None, None], []
 
             def run(i, mode=mode, units=units):
-                replies[i] = clients[i].run_batch(mode, units, rngs[i])
+                try:
+                    replies[i] = clients[i].run_batch(mode, units, rngs[i])
+                except BaseException as e:  # raised again below, in the caller's thread
+                    errors.append(e)
 
             threads = [threading.Thread(target=run, args=(i,)) for i in (0, 1)]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
+            if errors:
+                raise errors[0]
             results = [n(r) for n, r in zip(norms, replies)]
             if not same(results[0], results[1]):
                 return index, [text for text, _ in results]  # normalised: cas values as #n

@@ -154,6 +154,22 @@ def test_sets_of_many_connections_at_once_keep_each_connections_order(server, co
             b"VALUE %s %d %d\r\n%s\r\nEND\r\n" % (own, n, len(own), own)
 
 
+def test_sets_behind_replies_past_the_output_high_water_mark(server, connect):
+    """Over 1 MiB of replies holds parsing back until the socket drains, with the rest of the
+    pipeline unparsed; a set parsed when it drains may then wait for the group commit while a
+    read is already queued (server/connection.cc, start_read). Each set must store the bytes
+    that were sent and answer in order."""
+    c = connect(server)
+    big = b"b" * 400_000
+    assert c.request(b"set big 0 0 %d\r\n%s\r\n" % (len(big), big)) == b"STORED\r\n"
+    hit = b"VALUE big 0 %d\r\n%s\r\nEND\r\n" % (len(big), big)
+    for rnd in range(8):
+        value = bytes([97 + rnd]) * 50_000
+        c.send(b"get big\r\n" * 3 +
+               b"set k%d 0 0 %d\r\n%s\r\nget k%d\r\n" % (rnd, len(value), value, rnd))
+        c.expect(hit * 3 + b"STORED\r\nVALUE k%d 0 %d\r\n%s\r\nEND\r\n" % (rnd, len(value), value))
+
+
 def test_command_split_into_one_byte_sends(server, connect):
     c = connect(server)
     data = b"set k 7 0 5\r\nhello\r\nget k\r\nmg k v f\r\n"
