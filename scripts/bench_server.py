@@ -94,6 +94,10 @@ def parse_args():
     parser.add_argument("--mc-load", default=os.path.join(ROOT, "build/bench/mc_load"),
                         help="the mc_load client (default build/bench/mc_load)")
     parser.add_argument("--csv", help="also write every run to this CSV file")
+    parser.add_argument("--pool-dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
+                        help="where the pools go (default /dev/shm); e.g. a tmpfs mounted "
+                             "with huge=always, to map them with 2 MiB pages as DAX on real "
+                             "PM does (docs/TAIL_LATENCY.md, stop 43)")
     try:
         args = parser.parse_args()
     except SystemExit as e:
@@ -266,8 +270,9 @@ def main():
     cells = [(t, p) for t in args.server_threads for p in pins]
     servers = ["memcached", *args.engines]
 
-    workdir = tempfile.mkdtemp(prefix="pmcached-bench.",
-                               dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    if args.pool_dir is not None and not os.path.isdir(args.pool_dir):
+        fail(f"--pool-dir {args.pool_dir} is not a directory", 2)
+    workdir = tempfile.mkdtemp(prefix="pmcached-bench.", dir=args.pool_dir)
     bench = Bench(args, workdir)
     memcached_version = subprocess.run([MEMCACHED, "-V"], capture_output=True,
                                        text=True).stdout.strip()
@@ -288,7 +293,7 @@ def main():
         print(f"workload:  memcaslap -T {args.client_threads} -c {args.connections} "
               f"-t {args.duration}s, key {args.key_size} B, value {args.value_size} B, "
               f"get {args.get_ratio:g}")
-    print(f"servers:   -m {args.memory}, loopback, a fresh server (and pool) per run; "
+    print(f"servers:   -m {args.memory}, loopback, a fresh server (and pool in {workdir}) per run; "
           f"pinned cells: server on CPU {bench.cpus[0]}, client on CPU "
           f"{bench.cpus[1] if len(bench.cpus) > 1 else '-'}")
     print()

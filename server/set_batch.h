@@ -1,8 +1,10 @@
 // SetBatch: group commit of one worker's sets (issue 16; docs/TAIL_LATENCY.md, "What group
 // commit would have to be on x86"). The text `set`s that the worker's connections parse in one
 // turn of its event loop wait here, and a handler posted behind the turn's other handlers stores
-// them together (engine::Store::store_batch: one wait for the write-backs of all their records
-// and one for all their index references, instead of two per set). Then each connection gets its
+// them together (engine::Store::store_batch: on wort, woart and artcow one wait for the
+// write-backs of all their records and one for all their index references, instead of two per
+// set; on every engine of the item heap one hold of their stripes and the recency lists' cache
+// misses overlapped). Then each connection gets its
 // outcome, replies and parses on. A connection has at most one set waiting and parses nothing
 // after it until it is stored, so its commands keep their order and no reply precedes
 // durability.
@@ -25,8 +27,8 @@ class SetBatch {
  public:
   SetBatch(engine::Store& store, boost::asio::io_context& io) : store_(store), io_(io) {}
 
-  // Whether sets should wait here: the store commits in groups.
-  [[nodiscard]] bool enabled() const noexcept { return store_.commits_in_groups(); }
+  // Whether sets should wait here: the store stores in groups.
+  [[nodiscard]] bool enabled() const noexcept { return store_.stores_in_groups(); }
 
   // Queues `connection`'s set; the batch later calls connection->finish_set(outcome). The
   // request's key and value must stay where they are until then.

@@ -2,8 +2,20 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace pmcached::engine {
+namespace {
+
+// Adds `delta` (modulo 2^64) to a list's counter. Its writers hold the list's mutex, so a plain
+// load and store do; a locked add would also wait for the stores before it (the neighbours'
+// links, often cache misses) to complete.
+template <typename T>
+void add(std::atomic<T>& counter, std::type_identity_t<T> delta) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 RecencyLists::RecencyLists(ItemHeap& heap)
     : heap_(heap),
@@ -53,8 +65,8 @@ void RecencyLists::push(ItemRef ref, std::uint64_t stamp) noexcept {
   List& list = list_of(ref);
   std::lock_guard lock(list.mutex);
   link_head(list, ref, std::max<std::uint64_t>(stamp, 1));
-  list.count.fetch_add(1, std::memory_order_relaxed);
-  list.requested.fetch_add(class_size_of(ref), std::memory_order_relaxed);
+  add(list.count, 1);
+  add(list.requested, class_size_of(ref));
 }
 
 void RecencyLists::remove(ItemRef ref) noexcept {
@@ -64,8 +76,8 @@ void RecencyLists::remove(ItemRef ref) noexcept {
   // not unlink) has no links to undo.
   if (heap_.links(ref).stamp == 0) return;
   unlink(list, ref);
-  list.count.fetch_sub(1, std::memory_order_relaxed);
-  list.requested.fetch_sub(class_size_of(ref), std::memory_order_relaxed);
+  add(list.count, 0 - std::size_t{1});
+  add(list.requested, 0 - class_size_of(ref));
 }
 
 void RecencyLists::replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noexcept {
@@ -76,13 +88,52 @@ void RecencyLists::replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noex
     return;
   }
   std::lock_guard lock(list.mutex);
-  link_head(list, fresh, std::max<std::uint64_t>(stamp, 1));
-  list.requested.fetch_add(class_size_of(fresh), std::memory_order_relaxed);
+  replace_locked(list, old, fresh, std::max<std::uint64_t>(stamp, 1));
+}
+
+void RecencyLists::replace_locked(List& list, ItemRef old, ItemRef fresh,
+                                  std::uint64_t stamp) noexcept {
+  link_head(list, fresh, stamp);
+  add(list.requested, class_size_of(fresh));
   if (heap_.links(old).stamp != 0) {
     unlink(list, old);
-    list.requested.fetch_sub(class_size_of(old), std::memory_order_relaxed);
+    add(list.requested, 0 - class_size_of(old));
   } else {
-    list.count.fetch_add(1, std::memory_order_relaxed);  // `old` was never listed
+    add(list.count, 1);  // `old` was never listed
+  }
+}
+
+void RecencyLists::replace_all(std::span<const Replacement> pairs, std::uint64_t stamp) noexcept {
+  stamp = std::max<std::uint64_t>(stamp, 1);
+  for (const Replacement& pair : pairs) {
+    __builtin_prefetch(heap_.item(pair.old));  // list_of() reads its class size
+    __builtin_prefetch(&heap_.links(pair.old), 1);
+    __builtin_prefetch(&heap_.links(pair.fresh), 1);
+  }
+  std::size_t begin = 0;
+  while (begin < pairs.size()) {
+    List& list = list_of(pairs[begin].fresh);
+    std::size_t end = begin;
+    while (end < pairs.size() && &list_of(pairs[end].fresh) == &list &&
+           &list_of(pairs[end].old) == &list) {
+      ++end;
+    }
+    if (end == begin) {  // a record that changed class
+      replace(pairs[begin].old, pairs[begin].fresh, stamp);
+      ++begin;
+      continue;
+    }
+    std::lock_guard lock(list.mutex);
+    // The neighbours as they are now; a pair before may relink one, which only wastes a fetch.
+    for (std::size_t i = begin; i < end; ++i) {
+      const pm::BlockLinks& links = heap_.links(pairs[i].old);
+      if (links.prev != kNoItem) __builtin_prefetch(&heap_.links(links.prev), 1);
+      if (links.next != kNoItem) __builtin_prefetch(&heap_.links(links.next), 1);
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      replace_locked(list, pairs[i].old, pairs[i].fresh, stamp);
+    }
+    begin = end;
   }
 }
 

@@ -24,6 +24,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string_view>
 
 #include "engine/index_engine.h"
@@ -46,6 +47,16 @@ class RecencyLists {
   // push(fresh, stamp) and remove(old) for a record replaced by another, under one lock when
   // both are of one class.
   void replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noexcept;
+  // A record `old` replaced by `fresh`.
+  struct Replacement {
+    ItemRef old = kNoItem;
+    ItemRef fresh = kNoItem;
+  };
+  // replace() of each pair in order, all with `stamp`. The cache lines the unlinks read and
+  // write (each old record's header and links, then its neighbours' links) are requested for the
+  // whole span before the first is used, so their misses overlap instead of following one
+  // another; consecutive pairs of one class share one hold of its mutex.
+  void replace_all(std::span<const Replacement> pairs, std::uint64_t stamp) noexcept;
 
   // A key copied out of a list (no allocation).
   struct Claim {
@@ -89,6 +100,8 @@ class RecencyLists {
   std::uint64_t class_size_of(ItemRef ref) const noexcept;
   void link_head(List& list, ItemRef ref, std::uint64_t stamp) noexcept;
   void unlink(List& list, ItemRef ref) noexcept;
+  // replace() of two records of `list`, whose mutex the caller holds; `stamp` >= 1.
+  void replace_locked(List& list, ItemRef old, ItemRef fresh, std::uint64_t stamp) noexcept;
 
   ItemHeap& heap_;
   std::size_t class_count_;

@@ -270,7 +270,7 @@ void Store::store_batch(std::span<const StoreRequest> requests,
                         std::span<StoreOutcome> outcomes) noexcept {
   impl_->store_batch(requests, outcomes);
 }
-bool Store::commits_in_groups() const noexcept { return impl_->commits_in_groups(); }
+bool Store::stores_in_groups() const noexcept { return impl_->stores_in_groups(); }
 StoreStatus Store::remove(const DeleteRequest& request) noexcept { return impl_->remove(request); }
 ArithmeticOutcome Store::arithmetic(const ArithmeticRequest& request) noexcept {
   return impl_->arithmetic(request);

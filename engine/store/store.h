@@ -247,15 +247,17 @@ class Store {
 
   // store() of each request, for requests that arrived together from different clients (a
   // server's turn): `outcomes[i]` is requests[i]'s, and a key's requests keep their order. Where
-  // commits_in_groups(), the plain sets among them are made durable together (group commit,
+  // stores_in_groups(), the plain sets among them are stored as a group: their stripes held once,
+  // their recency-list updates fetched together, and on a persistent heap whose engine commits
+  // in groups (IndexEngine::upsert_batch) made durable together (group commit,
   // docs/TAIL_LATENCY.md): one wait for the write-backs of all their records and one for all
   // their index references, instead of two per set. None is durable, and none should be
   // acknowledged, before this returns.
   void store_batch(std::span<const StoreRequest> requests,
                    std::span<StoreOutcome> outcomes) noexcept;
-  // Whether store_batch() saves anything over store(): a persistent heap whose index engine
-  // commits in groups (IndexEngine::upsert_batch).
-  [[nodiscard]] bool commits_in_groups() const noexcept;
+  // Whether store_batch() saves anything over store(): every engine on the item heap (not a
+  // paged engine, whose records live on its own pages).
+  [[nodiscard]] bool stores_in_groups() const noexcept;
 
   // delete/md. On success status is kDeleted.
   [[nodiscard]] StoreStatus remove(const DeleteRequest& request) noexcept;

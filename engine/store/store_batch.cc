@@ -6,6 +6,10 @@
 // no locked instruction, which would wait for the write-backs in flight as a fence does: the
 // stripes, reservations, cas values and allocations are taken before, the recency lists, counters
 // and frees come after. (An engine insert that makes a node takes the allocator's lock.)
+//
+// Every engine on the item heap stores in groups, volatile or not, with group commit or not
+// (then upsert_batch() is one upsert() after another): the recency lists' updates of a group are
+// made together, so that their cache misses overlap (RecencyLists::replace_all).
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -30,9 +34,7 @@ struct Member {
 
 }  // namespace
 
-bool Store::Impl::commits_in_groups() const noexcept {
-  return !records && heap.pool() != nullptr && engine->capabilities().group_commit;
-}
+bool Store::Impl::stores_in_groups() const noexcept { return !records; }
 
 void Store::Impl::store_batch(std::span<const StoreRequest> requests,
                               std::span<StoreOutcome> outcomes) noexcept {
@@ -48,6 +50,7 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
   // key seen before in this batch (so a key's requests keep their order), a record the heap has
   // no block for now (store() evicts), a reservation over the memory limit (store() makes room)
   // and an index with no room for a node (store() evacuates).
+  const bool grouping = stores_in_groups();
   std::array<bool, kGroup> alone{};
   std::array<Member, kGroup> members{};
   std::size_t members_count = 0;
@@ -56,7 +59,7 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
     bool seen = false;
     for (std::size_t j = 0; j < i && !seen; ++j) seen = requests[j].key == request.key;
     alone[i] = true;
-    if (!commits_in_groups() || seen || effective_mode(request) != StoreMode::kSet ||
+    if (!grouping || seen || effective_mode(request) != StoreMode::kSet ||
         !valid_key(request.key) ||
         memcached_item_size(request.key.size(), request.value.size(), request.client_flags) >
             options.item_size_max) {
@@ -118,6 +121,21 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
   }
   if (grouped > 0) engine->upsert_batch(std::span(batch.data(), grouped));
 
+  // The recency lists first, for the whole group (their misses overlap), then the rest of what
+  // publish() does for a set that did not look its key up.
+  std::array<RecencyLists::Replacement, kGroup> replaced{};
+  std::size_t replaced_count = 0;
+  for (std::size_t m = 0; m < grouped; ++m) {
+    const UpsertResult& result = batch[m].result;
+    if (result.status == UpsertStatus::kOutOfMemory) continue;
+    const ItemRef fresh_ref = heap.ref_of(members[m].fresh);
+    if (result.previous == kNoItem) {
+      recency.push(fresh_ref, recency_stamp());
+    } else {
+      replaced[replaced_count++] = {result.previous, fresh_ref};
+    }
+  }
+  recency.replace_all(std::span(replaced.data(), replaced_count), recency_stamp());
   for (std::size_t m = 0; m < grouped; ++m) {
     const Member& member = members[m];
     const UpsertResult& result = batch[m].result;
@@ -127,15 +145,11 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
       alone[member.request] = true;
       continue;
     }
-    // As publish() does for a set that did not look its key up.
     Stripe& stripe = *member.stripe;
-    const ItemRef fresh_ref = heap.ref_of(member.fresh);
     stripe.add(Counter::kTotalItems);
     if (result.previous == kNoItem) {
-      recency.push(fresh_ref, recency_stamp());
       stripe.add(Counter::kCurrItems);
     } else {
-      recency.replace(result.previous, fresh_ref, recency_stamp());
       ItemHeader* previous = heap.item(result.previous);
       release(footprint(*previous));
       if (is_flushed(*previous, now)) {

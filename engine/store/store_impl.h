@@ -67,7 +67,7 @@ struct Store::Impl {
   StoreOutcome store(const StoreRequest& request) noexcept;
   void store_batch(std::span<const StoreRequest> requests,
                    std::span<StoreOutcome> outcomes) noexcept;
-  bool commits_in_groups() const noexcept;
+  bool stores_in_groups() const noexcept;
   StoreStatus remove(const DeleteRequest& request) noexcept;
   ArithmeticOutcome arithmetic(const ArithmeticRequest& request) noexcept;
   StoreStatus touch(std::string_view key, std::int64_t exptime) noexcept;

@@ -239,6 +239,76 @@ TEST_P(StorePmTest, ABatchOfSetsActsAsTheSetsOneByOne) {
   EXPECT_EQ(stats[1].curr_items, store_->engine().size());
 }
 
+// A batch's replaces move their keys to the head of the recency order, as sets one by one do
+// (RecencyLists::replace_all): on a full pool the next sets evict the keys the batch did not
+// touch. Replaces into another size class keep each class's counts and requested bytes as the
+// sets one by one do. Deletes first free blocks of both classes, so that the batch's records are
+// allocated in the group rather than through store().
+TEST_P(StorePmTest, ABatchOfReplacesKeepsTheRecencyOrderOfSetsOneByOne) {
+  constexpr int kSameClass = 40, kOtherClass = 5, kFreed = 60;
+  const auto remove = [&](const std::string& key) {
+    DeleteRequest request;
+    request.key = key;
+    ASSERT_EQ(store_->remove(request), StoreStatus::kDeleted) << key;
+  };
+  std::vector<SizeClassStats> classes[2];
+  for (int batched = 0; batched < 2; ++batched) {
+    open(/*evict=*/true);
+    StoreRequest other;
+    other.value = std::string(3000, 'o');
+    for (int i = 0; i < kOtherClass; ++i) {
+      const std::string key = "other" + std::to_string(i);
+      other.key = key;
+      ASSERT_EQ(store_->store(other).status, StoreStatus::kStored);
+    }
+    int next = 0;
+    while (store_->stats().evictions == 0) ASSERT_EQ(set(next++, 1000), StoreStatus::kStored);
+    for (int i = 0; i < kOtherClass; ++i) remove("other" + std::to_string(i));
+    for (int i = 1; i <= kFreed; ++i) remove("key" + std::to_string(next - i));
+    int oldest = 0;
+    while (!has(oldest, 1000)) ++oldest;
+
+    std::vector<std::string> keys;
+    std::vector<std::string> values;
+    for (int i = 0; i < kSameClass + kOtherClass; ++i) {
+      keys.push_back("key" + std::to_string(oldest + i));
+      values.emplace_back(i < kSameClass ? 1000 : 3000, 'r');
+    }
+    std::vector<StoreRequest> requests(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      requests[i].key = keys[i];
+      requests[i].value = values[i];
+    }
+    std::vector<StoreOutcome> outcomes(requests.size());
+    const std::uint64_t evicted_before = store_->stats().evictions;
+    if (batched == 1) {
+      store_->store_batch(requests, outcomes);
+    } else {
+      for (std::size_t i = 0; i < requests.size(); ++i) outcomes[i] = store_->store(requests[i]);
+    }
+    for (const StoreOutcome& outcome : outcomes) ASSERT_EQ(outcome.status, StoreStatus::kStored);
+    ASSERT_EQ(store_->stats().evictions, evicted_before);  // every record had a free block
+    classes[batched] = store_->slab_stats().classes;
+
+    while (store_->stats().evictions < evicted_before + kSameClass) {
+      ASSERT_EQ(set(next++, 1000), StoreStatus::kStored);
+    }
+    for (int i = 0; i < kSameClass; ++i) EXPECT_TRUE(has(oldest + i, 1000)) << oldest + i;
+    for (int i = kSameClass; i < kSameClass + kOtherClass; ++i) EXPECT_TRUE(has(oldest + i, 3000));
+    EXPECT_FALSE(has(oldest + kSameClass + kOtherClass, 1000));
+    EXPECT_EQ(store_->stats().curr_items, store_->engine().size());
+    std::uint64_t listed = 0;  // every record the index holds is in a recency list
+    for (const SizeClassStats& c : store_->slab_stats().classes) listed += c.number;
+    EXPECT_EQ(listed, store_->stats().curr_items);
+  }
+  ASSERT_EQ(classes[1].size(), classes[0].size());
+  for (std::size_t c = 0; c < classes[0].size(); ++c) {
+    EXPECT_EQ(classes[1][c].number, classes[0][c].number) << "class " << classes[0][c].id;
+    EXPECT_EQ(classes[1][c].mem_requested, classes[0][c].mem_requested)
+        << "class " << classes[0][c].id;
+  }
+}
+
 // Batches on a full pool: a record the heap has no block for goes through store(), which evicts.
 TEST_P(StorePmTest, BatchesOfSetsOnAFullPoolEvictAndStoreEveryOne) {
   open(/*evict=*/true);
