@@ -223,6 +223,7 @@ void Connection::execute_commands() {
       case protocol::ParseStatus::kComplete:
         if (set_batch_ != nullptr && executor_.defer_set(command_, set_request_)) {
           awaiting_set_ = true;
+          set_start_ = execute_start;
           set_batch_->add(shared_from_this(), set_request_);
           return;
         }
@@ -258,6 +259,10 @@ void Connection::finish_set(const engine::StoreOutcome& outcome) {
   executor_.set_client_fd(fd_);
   executor_.finish_set(command_, set_request_, outcome, pending_);
   last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
+  // A set's execution includes its wait in the batch.
+  if (measure_latency_) {
+    thread_stats_.latency.execute.record(nanoseconds(Clock::now() - set_start_));
+  }
   process_input();
 }
 

@@ -105,7 +105,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   using Clock = std::chrono::steady_clock;
   const bool measure_latency_;
-  Clock::time_point read_at_{};  // when the latest read completed
+  Clock::time_point read_at_{};    // when the latest read completed
+  Clock::time_point set_start_{};  // when the set waiting in the batch began to execute
 
   bool reading_ = false;
   bool writing_ = false;

@@ -127,12 +127,6 @@ std::unique_ptr<PmRegion> PmRegion::anonymous(std::size_t size) {
   std::unique_ptr<PmRegion> region(new PmRegion(map_anonymous(size), size, false, false, nullptr));
   region->unmap_ = true;
   region->volatile_ = true;
-  // Transparent huge pages where the kernel allows them (`enabled` = madvise or always): every
-  // request reads an item at a random place in the heap, and with 4 KiB pages most of those
-  // reads also missed the TLB. dram, 100k keys: server user time per SET 3.08-3.23 -> 2.62-2.82
-  // us, store_bench GETs 817 -> 717 ns (docs/TAIL_LATENCY.md, stop 43). Only a hint: without
-  // THP the heap keeps small pages.
-  ::madvise(region->base_, size, MADV_HUGEPAGE);
   return region;
 }
 

@@ -54,8 +54,7 @@ class PmRegion {
   static std::unique_ptr<PmRegion> in_memory(std::size_t size, CrashSimulator* simulator = nullptr);
   // Volatile memory for a heap that needs no persistence (the DRAM item heap): an anonymous
   // private mapping of `size` bytes, reserved but not committed, so resident memory follows
-  // what is written (in 2 MiB steps where transparent huge pages are on: the mapping asks for
-  // them); flush and fence do nothing. Throws std::bad_alloc if it cannot be mapped.
+  // what is written; flush and fence do nothing. Throws std::bad_alloc if it cannot be mapped.
   static std::unique_ptr<PmRegion> anonymous(std::size_t size);
   // DRAM initialised from `image` (a restart from a simulated crash).
   static std::unique_ptr<PmRegion> from_image(const std::vector<char>& image,

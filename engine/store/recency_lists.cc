@@ -95,27 +95,28 @@ void RecencyLists::replace_locked(List& list, ItemRef old, ItemRef fresh,
                                   std::uint64_t stamp) noexcept {
   link_head(list, fresh, stamp);
   add(list.requested, class_size_of(fresh));
-  if (heap_.links(old).stamp != 0) {
+  if (old != kNoItem && heap_.links(old).stamp != 0) {
     unlink(list, old);
     add(list.requested, 0 - class_size_of(old));
   } else {
-    add(list.count, 1);  // `old` was never listed
+    add(list.count, 1);  // a new key, or `old` was never listed
   }
 }
 
 void RecencyLists::replace_all(std::span<const Replacement> pairs, std::uint64_t stamp) noexcept {
   stamp = std::max<std::uint64_t>(stamp, 1);
   for (const Replacement& pair : pairs) {
+    __builtin_prefetch(&heap_.links(pair.fresh), 1);
+    if (pair.old == kNoItem) continue;
     __builtin_prefetch(heap_.item(pair.old));  // list_of() reads its class size
     __builtin_prefetch(&heap_.links(pair.old), 1);
-    __builtin_prefetch(&heap_.links(pair.fresh), 1);
   }
   std::size_t begin = 0;
   while (begin < pairs.size()) {
     List& list = list_of(pairs[begin].fresh);
     std::size_t end = begin;
     while (end < pairs.size() && &list_of(pairs[end].fresh) == &list &&
-           &list_of(pairs[end].old) == &list) {
+           (pairs[end].old == kNoItem || &list_of(pairs[end].old) == &list)) {
       ++end;
     }
     if (end == begin) {  // a record that changed class
@@ -126,6 +127,7 @@ void RecencyLists::replace_all(std::span<const Replacement> pairs, std::uint64_t
     std::lock_guard lock(list.mutex);
     // The neighbours as they are now; a pair before may relink one, which only wastes a fetch.
     for (std::size_t i = begin; i < end; ++i) {
+      if (pairs[i].old == kNoItem) continue;
       const pm::BlockLinks& links = heap_.links(pairs[i].old);
       if (links.prev != kNoItem) __builtin_prefetch(&heap_.links(links.prev), 1);
       if (links.next != kNoItem) __builtin_prefetch(&heap_.links(links.next), 1);

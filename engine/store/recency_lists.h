@@ -1,6 +1,5 @@
 // RecencyLists: the store's volatile LRU order of published records, one list per size class of
-// the item heap (a persistent heap's allocator classes, where a free block of one class cannot
-// serve another; one list for the DRAM heap).
+// the item heap (its allocator's classes, where a free block of one class cannot serve another).
 //
 // A record is pushed at the head when it is published and removed before it is freed, so every
 // record in a list is published. Eviction takes a class's tail (its least recently stored record,
@@ -47,12 +46,13 @@ class RecencyLists {
   // push(fresh, stamp) and remove(old) for a record replaced by another, under one lock when
   // both are of one class.
   void replace(ItemRef old, ItemRef fresh, std::uint64_t stamp) noexcept;
-  // A record `old` replaced by `fresh`.
+  // A record `old` replaced by `fresh`; `old` kNoItem: `fresh` is a new key's.
   struct Replacement {
     ItemRef old = kNoItem;
     ItemRef fresh = kNoItem;
   };
-  // replace() of each pair in order, all with `stamp`. The cache lines the unlinks read and
+  // replace() of each pair in order (push() of a new key's), all with `stamp`. The cache lines
+  // the unlinks read and
   // write (each old record's header and links, then its neighbours' links) are requested for the
   // whole span before the first is used, so their misses overlap instead of following one
   // another; consecutive pairs of one class share one hold of its mutex.
@@ -100,7 +100,8 @@ class RecencyLists {
   std::uint64_t class_size_of(ItemRef ref) const noexcept;
   void link_head(List& list, ItemRef ref, std::uint64_t stamp) noexcept;
   void unlink(List& list, ItemRef ref) noexcept;
-  // replace() of two records of `list`, whose mutex the caller holds; `stamp` >= 1.
+  // replace() of two records of `list` (push() if `old` is kNoItem), whose mutex the caller
+  // holds; `stamp` >= 1.
   void replace_locked(List& list, ItemRef old, ItemRef fresh, std::uint64_t stamp) noexcept;
 
   ItemHeap& heap_;

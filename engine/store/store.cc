@@ -116,6 +116,11 @@ StoreOutcome Store::Impl::store(const StoreRequest& request) noexcept {
     fresh = allocate_record_evicting(value);
     if (fresh == nullptr) return refused(request, StoreStatus::kOutOfMemory);
   }
+  return store_built(request, fresh);
+}
+
+StoreOutcome Store::Impl::store_built(const StoreRequest& request, ItemHeader* fresh) noexcept {
+  const StoreMode mode = effective_mode(request);
   StoreOutcome out;
   // A record engine's write does not hand the old record back, so its sets look the key up.
   if (mode == StoreMode::kSet && !records && store_blind(request, fresh, out)) return out;

@@ -248,15 +248,15 @@ class Store {
   // store() of each request, for requests that arrived together from different clients (a
   // server's turn): `outcomes[i]` is requests[i]'s, and a key's requests keep their order. Where
   // stores_in_groups(), the plain sets among them are stored as a group: their stripes held once,
-  // their recency-list updates fetched together, and on a persistent heap whose engine commits
-  // in groups (IndexEngine::upsert_batch) made durable together (group commit,
+  // their recency-list updates fetched together, and on a persistent heap (whose engine then
+  // commits in groups, IndexEngine::upsert_batch) made durable together (group commit,
   // docs/TAIL_LATENCY.md): one wait for the write-backs of all their records and one for all
   // their index references, instead of two per set. None is durable, and none should be
   // acknowledged, before this returns.
   void store_batch(std::span<const StoreRequest> requests,
                    std::span<StoreOutcome> outcomes) noexcept;
-  // Whether store_batch() saves anything over store(): every engine on the item heap (not a
-  // paged engine, whose records live on its own pages).
+  // Whether store_batch() saves anything over store(): an engine on a volatile item heap, or on
+  // a persistent one with group commit (wort, woart, artcow).
   [[nodiscard]] bool stores_in_groups() const noexcept;
 
   // delete/md. On success status is kDeleted.

@@ -7,9 +7,11 @@
 // stripes, reservations, cas values and allocations are taken before, the recency lists, counters
 // and frees come after. (An engine insert that makes a node takes the allocator's lock.)
 //
-// Every engine on the item heap stores in groups, volatile or not, with group commit or not
-// (then upsert_batch() is one upsert() after another): the recency lists' updates of a group are
-// made together, so that their cache misses overlap (RecencyLists::replace_all).
+// A volatile heap stores in groups too, though its engine has no group commit (upsert_batch() is
+// one upsert() after another): the recency lists' updates of a group are made together, so that
+// their cache misses overlap (RecencyLists::replace_all). The persistent engines without group
+// commit (fptree, wbtree, nvtree) do not: they would hold the group's stripes through a fence or
+// two per key and save none.
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -34,7 +36,9 @@ struct Member {
 
 }  // namespace
 
-bool Store::Impl::stores_in_groups() const noexcept { return !records; }
+bool Store::Impl::stores_in_groups() const noexcept {
+  return !records && (heap.pool() == nullptr || engine->capabilities().group_commit);
+}
 
 void Store::Impl::store_batch(std::span<const StoreRequest> requests,
                               std::span<StoreOutcome> outcomes) noexcept {
@@ -52,6 +56,7 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
   // and an index with no room for a node (store() evacuates).
   const bool grouping = stores_in_groups();
   std::array<bool, kGroup> alone{};
+  std::array<ItemHeader*, kGroup> built{};  // records of requests done alone, built already
   std::array<Member, kGroup> members{};
   std::size_t members_count = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -94,7 +99,7 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
     const StorePlan plan = plan_store(request, std::nullopt, now, options.item_size_max);
     const std::size_t reserve = footprint(plan.record);
     if (plan.status != StoreStatus::kStored || !try_reserve(reserve)) {
-      free_record(member.fresh);
+      built[member.request] = member.fresh;  // store_built() makes room, as store() would
       alone[member.request] = true;
       continue;
     }
@@ -123,25 +128,20 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
 
   // The recency lists first, for the whole group (their misses overlap), then the rest of what
   // publish() does for a set that did not look its key up.
-  std::array<RecencyLists::Replacement, kGroup> replaced{};
-  std::size_t replaced_count = 0;
+  std::array<RecencyLists::Replacement, kGroup> published{};
+  std::size_t published_count = 0;
   for (std::size_t m = 0; m < grouped; ++m) {
     const UpsertResult& result = batch[m].result;
     if (result.status == UpsertStatus::kOutOfMemory) continue;
-    const ItemRef fresh_ref = heap.ref_of(members[m].fresh);
-    if (result.previous == kNoItem) {
-      recency.push(fresh_ref, recency_stamp());
-    } else {
-      replaced[replaced_count++] = {result.previous, fresh_ref};
-    }
+    published[published_count++] = {result.previous, heap.ref_of(members[m].fresh)};
   }
-  recency.replace_all(std::span(replaced.data(), replaced_count), recency_stamp());
+  recency.replace_all(std::span(published.data(), published_count), recency_stamp());
   for (std::size_t m = 0; m < grouped; ++m) {
     const Member& member = members[m];
     const UpsertResult& result = batch[m].result;
     if (result.status == UpsertStatus::kOutOfMemory) {  // nothing changed
       release(member.reserved);
-      free_record(member.fresh);
+      built[member.request] = member.fresh;  // store_built() evacuates, as store() would
       alone[member.request] = true;
       continue;
     }
@@ -166,7 +166,8 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
   for (std::size_t s = 0; s < stripe_count; ++s) locked[s]->mutex.unlock();
 
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (alone[i]) outcomes[i] = store(requests[i]);
+    if (!alone[i]) continue;
+    outcomes[i] = built[i] != nullptr ? store_built(requests[i], built[i]) : store(requests[i]);
   }
 }
 

@@ -273,6 +273,9 @@ struct Store::Impl {
 
   // A storage command refused with `status` (too large, out of memory).
   StoreOutcome refused(const StoreRequest& request, StoreStatus status) noexcept;
+  // store() of a valid request whose record `fresh` is built already (nullptr for append and
+  // prepend, which build theirs under the lock); takes `fresh` over.
+  StoreOutcome store_built(const StoreRequest& request, ItemHeader* fresh) noexcept;
   // store_batch() of at most 64 requests (store_batch.cc).
   void store_group(std::span<const StoreRequest> requests,
                    std::span<StoreOutcome> outcomes) noexcept;

@@ -48,6 +48,39 @@ TEST_F(EvictionTest, InsertingBeyondTheLimitEvictsAndStaysBounded) {
   EXPECT_TRUE(get(key_n("k", 499))) << "the newest item is never the victim of its own insert";
 }
 
+// A batch of sets (a server turn's, Store::store_batch) on the volatile heap moves its keys to
+// the head of the recency order as sets one by one do: the next inserts evict the keys it did not
+// touch. The limit leaves room for the batch's records, so that it is stored as a group.
+TEST_F(EvictionTest, ABatchOfReplacesMovesItsKeysAheadOfTheOthers) {
+  open(60);
+  ASSERT_TRUE(store_->stores_in_groups());
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  const std::string value(kValueSize, 'r');
+  std::vector<std::string> keys;
+  for (int i = 0; i < 10; ++i) keys.push_back(key_n("k", i));
+  std::vector<StoreRequest> requests(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    requests[i].key = keys[i];
+    requests[i].value = value;
+  }
+  std::vector<StoreOutcome> outcomes(requests.size());
+  store_->store_batch(requests, outcomes);
+  for (const StoreOutcome& outcome : outcomes) ASSERT_EQ(outcome.status, StoreStatus::kStored);
+  ASSERT_EQ(store_->stats().evictions, 0u);
+
+  for (int i = 100; store_->stats().evictions < 10; ++i) {
+    ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
+  }
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(get(key_n("k", i))) << i;
+  for (int i = 10; i < 20; ++i) EXPECT_FALSE(get(key_n("k", i))) << i;
+  EXPECT_TRUE(get(key_n("k", 20)));
+  const StoreStats s = store_->stats();
+  EXPECT_EQ(s.curr_items, store_->engine().size());
+  std::uint64_t listed = 0;  // every record the index holds is in a recency list
+  for (const SizeClassStats& c : store_->slab_stats().classes) listed += c.number;
+  EXPECT_EQ(listed, s.curr_items);
+}
+
 TEST_F(EvictionTest, ReadItemsGetASecondChance) {
   open(20);
   for (int i = 0; i < 20; ++i) ASSERT_EQ(fill(key_n("k", i)), StoreStatus::kStored);
