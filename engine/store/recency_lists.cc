@@ -177,7 +177,10 @@ std::uint64_t RecencyLists::requested_bytes(std::size_t size_class) const noexce
 std::int64_t RecencyLists::oldest_access(std::size_t size_class) const noexcept {
   List& list = lists_[size_class];
   std::lock_guard lock(list.mutex);
-  return list.tail == kNoItem ? 0 : heap_.item(list.tail)->last_access;
+  if (list.tail == kNoItem) return 0;
+  // A fetch moves it under the record's stripe, which is not held here (Store::note_access).
+  return std::atomic_ref<std::int64_t>(heap_.item(list.tail)->last_access)
+      .load(std::memory_order_relaxed);
 }
 
 }  // namespace pmcached::engine

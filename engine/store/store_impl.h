@@ -157,7 +157,11 @@ struct Store::Impl {
   // which its deterministic mode without the maintainer leaves out.)
   static void note_access(ItemHeader& item, std::int64_t now) noexcept {
     item.bits |= ItemHeader::kFetched | ItemHeader::kReferenced;
-    if (item.last_access < now - kItemUpdateInterval) item.last_access = now;
+    if (item.last_access < now - kItemUpdateInterval) {
+      // Atomic: `stats items` reads a class's least recent access time under the class's list
+      // mutex, not under this item's stripe (RecencyLists::oldest_access).
+      std::atomic_ref<std::int64_t>(item.last_access).store(now, std::memory_order_relaxed);
+    }
   }
   static constexpr std::int64_t kItemUpdateInterval = 60;  // memcached's ITEM_UPDATE_INTERVAL
   // Visits keys >= `from` in key order until `visit` returns false.

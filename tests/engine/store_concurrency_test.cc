@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +57,30 @@ TEST_F(StoreTest, CasRaceCountsExactlyTheSuccessfulUpdates) {
   const StoreStats s = store_->stats();
   EXPECT_EQ(s.cas_hits, static_cast<std::uint64_t>(kThreads * kPerThread));
   EXPECT_EQ(s.cas_badval, conflicts.load());
+}
+
+// `stats items` reads the age of each class's least recent record (its access time, under the
+// class's list mutex) while fetches of that record move its access time (under its key's stripe):
+// a data race unless both sides are atomic. The only record is every list's tail; the clock moves
+// on so that every round's fetches write the access time.
+TEST_F(StoreTest, ClassAgeIsReadWhileFetchesMoveTheAccessTime) {
+  ASSERT_EQ(set("oldest", "v"), StoreStatus::kStored);
+  constexpr int kRounds = 200;
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load(std::memory_order_relaxed)) {
+      for (const SizeClassStats& c : store_->slab_stats().classes) EXPECT_LE(c.age, 1'000'000u);
+    }
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    clock_.advance(61);
+    EXPECT_TRUE(get("oldest"));
+  }
+  done.store(true, std::memory_order_relaxed);
+  reader.join();
+  const std::optional<Item> item = get("oldest");
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->last_access, clock_.now());
 }
 
 TEST_F(StoreTest, ConcurrentIncrementsAreNeverLost) {

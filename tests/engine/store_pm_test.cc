@@ -255,8 +255,9 @@ TEST_P(StorePmTest, ABatchOfReplacesKeepsTheRecencyOrderOfSetsOneByOne) {
   std::vector<SizeClassStats> classes[2];
   for (int batched = 0; batched < 2; ++batched) {
     open(/*evict=*/true);
+    const std::string other_value(3000, 'o');
     StoreRequest other;
-    other.value = std::string(3000, 'o');
+    other.value = other_value;
     for (int i = 0; i < kOtherClass; ++i) {
       const std::string key = "other" + std::to_string(i);
       other.key = key;
