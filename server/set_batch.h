@@ -4,10 +4,9 @@
 // them together (engine::Store::store_batch: on wort, woart and artcow one wait for the
 // write-backs of all their records and one for all their index references, instead of two per
 // set; on those and on dram one hold of their stripes and the recency lists' cache misses
-// overlapped). Then each connection gets its
-// outcome, replies and parses on. A connection has at most one set waiting and parses nothing
-// after it until it is stored, so its commands keep their order and no reply precedes
-// durability.
+// overlapped). Then each connection gets its outcome, replies and parses on. A connection has at
+// most one set waiting and parses nothing after it until it is stored, so its commands keep their
+// order and no reply precedes durability.
 //
 // Thread safety: one per worker, used on that worker's thread only.
 #pragma once

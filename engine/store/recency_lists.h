@@ -52,10 +52,9 @@ class RecencyLists {
     ItemRef fresh = kNoItem;
   };
   // replace() of each pair in order (push() of a new key's), all with `stamp`. The cache lines
-  // the unlinks read and
-  // write (each old record's header and links, then its neighbours' links) are requested for the
-  // whole span before the first is used, so their misses overlap instead of following one
-  // another; consecutive pairs of one class share one hold of its mutex.
+  // the unlinks read and write (each old record's header and links, then its neighbours' links)
+  // are requested for the whole span before the first is used, so that their misses overlap
+  // instead of following one another; consecutive pairs of one class share one hold of its mutex.
   void replace_all(std::span<const Replacement> pairs, std::uint64_t stamp) noexcept;
 
   // A key copied out of a list (no allocation).
