@@ -105,12 +105,7 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
     }
     member.reserved = reserve;
     ItemHeader* record = member.fresh;
-    record->client_flags = plan.record.client_flags;
-    record->exptime = plan.record.exptime;
-    record->bits = plan.record.bits;
-    record->cas = cas_for(plan.record.cas);
-    record->last_update = plan.record.last_update;
-    record->last_access = plan.record.last_access;
+    stamp_record(*record, plan.record);
     seal_item(*record);
     members[grouped] = member;
     batch[grouped++] = {record->key(), heap.ref_of(record)};
@@ -150,14 +145,7 @@ void Store::Impl::store_group(std::span<const StoreRequest> requests,
     if (result.previous == kNoItem) {
       stripe.add(Counter::kCurrItems);
     } else {
-      ItemHeader* previous = heap.item(result.previous);
-      release(footprint(*previous));
-      if (is_flushed(*previous, now)) {
-        stripe.add(Counter::kGetFlushed);
-      } else if (is_expired(previous->exptime, now)) {
-        stripe.add(Counter::kGetExpired);
-      }
-      free_record(previous);
+      retire_unseen(*heap.item(result.previous), stripe, now);
     }
     stripe.add(Counter::kCmdSet);
     count(ClassCounter::kCmdSet, *member.fresh);

@@ -95,6 +95,11 @@ struct Store::Impl {
   // returned.
   bool publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserved, Stripe& stripe,
                bool old_known = true) noexcept;
+  // The record a set replaced without having looked it up, once the index no longer holds it:
+  // its footprint released, counted if it was already dead, freed. Stripe held.
+  void retire_unseen(ItemHeader& previous, Stripe& stripe, std::int64_t now) noexcept;
+  // Sets a new record's metadata from `spec`, taking its cas.
+  void stamp_record(ItemHeader& record, const RecordSpec& spec) noexcept;
 
   // Memory accounting counts what records really take in the heap: the block of their class
   // size (their record size, for a record engine).

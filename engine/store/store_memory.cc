@@ -101,23 +101,37 @@ bool Store::Impl::publish(ItemHeader* fresh, ItemHeader* old, std::size_t reserv
     stripe.add(Counter::kCurrItems);
     return true;
   }
-  const std::size_t old_size = footprint(*previous);
-  if (old_known) {
-    const std::size_t fresh_size = footprint(*fresh);
-    if (old_size > fresh_size) release(old_size - fresh_size);
-  } else {
-    // `reserved` covered the whole new record. A replaced record that was already dead is
-    // counted as find_live() counts it (memcached counts those a set meets, too).
-    release(old_size);
-    const std::int64_t now = clock.now();
-    if (is_flushed(*previous, now)) {
-      stripe.add(Counter::kGetFlushed);
-    } else if (is_expired(previous->exptime, now)) {
-      stripe.add(Counter::kGetExpired);
-    }
+  if (!old_known) {  // `reserved` covered the whole new record
+    retire_unseen(*previous, stripe, clock.now());
+    return true;
   }
+  const std::size_t old_size = footprint(*previous);
+  const std::size_t fresh_size = footprint(*fresh);
+  if (old_size > fresh_size) release(old_size - fresh_size);
   free_record(previous);
   return true;
+}
+
+void Store::Impl::retire_unseen(ItemHeader& previous, Stripe& stripe, std::int64_t now) noexcept {
+  // A replaced record that was already dead is counted as find_live() counts it (memcached
+  // counts those a set meets, too).
+  release(footprint(previous));
+  if (is_flushed(previous, now)) {
+    stripe.add(Counter::kGetFlushed);
+  } else if (is_expired(previous.exptime, now)) {
+    stripe.add(Counter::kGetExpired);
+  }
+  free_record(&previous);
+}
+
+void Store::Impl::stamp_record(ItemHeader& record, const RecordSpec& spec) noexcept {
+  record.client_flags = spec.client_flags;
+  record.exptime = spec.exptime;
+  record.bits = spec.bits;
+  // Taken last but for the times: a new cas may persist a new high-water mark.
+  record.cas = cas_for(spec.cas);
+  record.last_update = spec.last_update;
+  record.last_access = spec.last_access;
 }
 
 Store::Impl::PutResult Store::Impl::put_record(const RecordSpec& spec, ItemHeader* old,
@@ -131,13 +145,7 @@ Store::Impl::PutResult Store::Impl::put_record(const RecordSpec& spec, ItemHeade
     release(reserve);
     return {PutStatus::kNoBlock};
   }
-  record->client_flags = spec.client_flags;
-  record->exptime = spec.exptime;
-  record->bits = spec.bits;
-  // Taken last but for the times: a new cas may persist a new high-water mark.
-  record->cas = cas_for(spec.cas);
-  record->last_update = spec.last_update;
-  record->last_access = spec.last_access;
+  stamp_record(*record, spec);
   if (!publish(record, old, reserve, stripe, old_known)) return {PutStatus::kIndexFull};
   return {PutStatus::kPublished, record};
 }
