@@ -262,12 +262,12 @@ bool CommandExecutor::defer_set(const Command& command, engine::StoreRequest& re
   return true;
 }
 
-void CommandExecutor::finish_set(const Command& command, const engine::StoreRequest& request,
+void CommandExecutor::finish_set(bool noreply, const engine::StoreRequest& request,
                                  const engine::StoreOutcome& outcome, std::string& out) {
   note_stored(request, outcome);
+  if (noreply) return;
   ReplyWriter writer(out);
-  protocol::TextReplies replies(writer, command);
-  replies.outcome(to_outcome(outcome.status), outcome.cas);
+  writer.outcome(to_outcome(outcome.status));
 }
 
 void CommandExecutor::note_stored(const engine::StoreRequest& request,

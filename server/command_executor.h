@@ -52,8 +52,9 @@ class CommandExecutor {
   // stored with others. If so, `request` is filled in (its views point into the command) and the
   // log watchers are told of the request; the caller stores it, then calls finish_set.
   bool defer_set(const protocol::Command& command, engine::StoreRequest& request);
-  // Appends the reply to a deferred set to `out`, once the store has given its outcome.
-  void finish_set(const protocol::Command& command, const engine::StoreRequest& request,
+  // Appends the reply to a deferred set (none if it was `noreply`) to `out`, once the store has
+  // given its outcome.
+  void finish_set(bool noreply, const engine::StoreRequest& request,
                   const engine::StoreOutcome& outcome, std::string& out);
 
   // Asks the server to shut down (the `shutdown` command, once its reply is queued).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -102,7 +103,7 @@ void Connection::stop() {
     boost::system::error_code ignored;
     // Wakes a pending read with EOF; replies to commands already received still go out.
     self->socket_.shutdown(asio::ip::tcp::socket::shutdown_receive, ignored);
-    if (!self->reading_ && !self->writing_ && !self->awaiting_set_) self->close();
+    if (!self->reading_ && !self->writing_ && !self->awaiting_sets()) self->close();
   });
 }
 
@@ -141,10 +142,10 @@ void Connection::read_more() {
 
 void Connection::start_read() {
   // A connection that closes once its last replies are out reads no more (as read_more checks).
-  // Nor does one whose set waits in the batch: its request views input_, which making room would
-  // move or free (a read posted before a write completed and a set was deferred); finish_set()
-  // starts reading again.
-  if (closed_ || close_after_write_ || awaiting_set_) {
+  // Nor does one whose sets wait in the batch: their requests view input_, which making room
+  // would move or free (a read posted before a write completed and a set was deferred);
+  // finish_set() starts reading again.
+  if (closed_ || close_after_write_ || awaiting_sets()) {
     reading_ = false;
     return;
   }
@@ -180,12 +181,12 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
 }
 
 void Connection::process_input() {
-  if (awaiting_set_) return;                 // command_ is still the set's; finish_set() goes on
+  if (awaiting_sets()) return;               // finish_set() goes on
   if (watching_) input_begin_ = input_end_;  // a watcher's input is not commands
   executor_.set_client_fd(fd_);
   for (;;) {
     execute_commands();
-    if (awaiting_set_) return;
+    if (awaiting_sets()) return;
     const bool held_back = pending_.size() >= kOutputHighWater && !watching_;
     if (held_back) thread_stats_.add(thread_stats_.conn_yields, 1);
     if (!watching_) state_.store("conn_waiting", std::memory_order_relaxed);
@@ -219,50 +220,70 @@ void Connection::execute_commands() {
       execute_start = Clock::now();
       thread_stats_.latency.parse.record(nanoseconds(execute_start - parse_start));
     }
-    switch (result.status) {
-      case protocol::ParseStatus::kComplete:
-        if (set_batch_ != nullptr && executor_.defer_set(command_, set_request_)) {
-          awaiting_set_ = true;
-          set_start_ = execute_start;
-          set_batch_->add(shared_from_this(), set_request_);
-          return;
-        }
-        switch (executor_.execute(command_, pending_)) {
-          case AfterCommand::kContinue: break;
-          case AfterCommand::kClose: close_after_write_ = true; break;
-          case AfterCommand::kShutdown:
-            close_after_write_ = true;
-            executor_.request_shutdown();
-            break;
-          case AfterCommand::kWatch: start_watching(command_.admin.watch); break;
-        }
-        last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
-        if (measure_latency_) {
-          thread_stats_.latency.execute.record(nanoseconds(Clock::now() - execute_start));
-        }
-        break;
-      case protocol::ParseStatus::kError:
-        // memcached's silent close (conn_closing) drops the replies it has not yet sent.
-        if (result.close_connection && result.error_reply.empty()) pending_.clear();
-        pending_.append(result.error_reply);
-        if (result.close_connection) close_after_write_ = true;
-        break;
-      case protocol::ParseStatus::kSkipped:
-      case protocol::ParseStatus::kNeedMore: break;
+    engine::StoreRequest request;
+    if (result.status == protocol::ParseStatus::kComplete && set_batch_ != nullptr &&
+        executor_.defer_set(command_, request)) {
+      waiting_sets_.push_back({request, command_.noreply, execute_start});
+      set_batch_->add(shared_from_this(), request);
+      // A pipeline's following sets join the same batch.
+      if (waiting_sets_.size() == kMaxWaitingSets) return;
+      continue;
     }
+    if (awaiting_sets()) {
+      holding_ = true;
+      held_ = result;
+      held_start_ = execute_start;
+      return;
+    }
+    handle(result, execute_start);
+  }
+}
+
+void Connection::handle(const protocol::ParseResult& result, Clock::time_point execute_start) {
+  switch (result.status) {
+    case protocol::ParseStatus::kComplete:
+      switch (executor_.execute(command_, pending_)) {
+        case AfterCommand::kContinue: break;
+        case AfterCommand::kClose: close_after_write_ = true; break;
+        case AfterCommand::kShutdown:
+          close_after_write_ = true;
+          executor_.request_shutdown();
+          break;
+        case AfterCommand::kWatch: start_watching(command_.admin.watch); break;
+      }
+      last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
+      if (measure_latency_) {
+        thread_stats_.latency.execute.record(nanoseconds(Clock::now() - execute_start));
+      }
+      break;
+    case protocol::ParseStatus::kError:
+      // memcached's silent close (conn_closing) drops the replies it has not yet sent.
+      if (result.close_connection && result.error_reply.empty()) pending_.clear();
+      pending_.append(result.error_reply);
+      if (result.close_connection) close_after_write_ = true;
+      break;
+    case protocol::ParseStatus::kSkipped:
+    case protocol::ParseStatus::kNeedMore: break;
   }
 }
 
 void Connection::finish_set(const engine::StoreOutcome& outcome) {
-  awaiting_set_ = false;
-  if (closed_) return;
-  executor_.set_client_fd(fd_);
-  executor_.finish_set(command_, set_request_, outcome, pending_);
-  last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
-  // A set's execution includes its wait in the batch.
-  if (measure_latency_) {
-    thread_stats_.latency.execute.record(nanoseconds(Clock::now() - set_start_));
+  const WaitingSet& set = waiting_sets_[sets_finished_++];
+  if (!closed_) {
+    executor_.set_client_fd(fd_);
+    executor_.finish_set(set.noreply, set.request, outcome, pending_);
+    // A set's execution includes its wait in the batch.
+    if (measure_latency_) {
+      thread_stats_.latency.execute.record(nanoseconds(Clock::now() - set.start));
+    }
   }
+  if (sets_finished_ < waiting_sets_.size()) return;
+  waiting_sets_.clear();
+  sets_finished_ = 0;
+  const bool held = std::exchange(holding_, false);
+  if (closed_) return;
+  last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
+  if (held) handle(held_, held_start_);
   process_input();
 }
 

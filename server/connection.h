@@ -7,6 +7,8 @@
 // once that buffer passes kOutputHighWater the connection stops parsing and reading until the
 // write completes, so a client that never reads cannot make the server buffer without bound.
 // The next read starts one scheduler round after the replies went out (read_more says why).
+// Text sets wait for the worker's group commit (set_batch.h): a pipeline's run of them together,
+// with the command after the run held, parsed, until they are stored.
 // The first byte a client sends picks the wire format for the connection's life, as in
 // memcached: 0x80 (the binary request magic) the binary protocol, anything else text.
 // With `measure_latency` it records the time of each phase of a request in its worker's
@@ -59,8 +61,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // What `stats conns` shows of this connection (any thread).
   [[nodiscard]] ConnectionInfo info() const;
 
-  // The set this connection left in the SetBatch was stored: reply, and parse on.
+  // The oldest set this connection left in the SetBatch was stored: reply, and once its last
+  // one is, parse on.
   void finish_set(const engine::StoreOutcome& outcome);
+
+  // Sets of one connection that wait in the batch at most (a pipeline of more waits for the
+  // first ones).
+  static constexpr std::size_t kMaxWaitingSets = 64;
 
  private:
   void read_more();
@@ -68,6 +75,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_read(const boost::system::error_code& error, std::size_t bytes);
   void process_input();
   void execute_commands();
+  // Acts on a parsed command (result and command_): executes it, or queues its error reply.
+  void handle(const protocol::ParseResult& result, std::chrono::steady_clock::time_point start);
+  [[nodiscard]] bool awaiting_sets() const noexcept { return !waiting_sets_.empty(); }
   void write_pending();
   void on_write(const boost::system::error_code& error, std::size_t bytes);
   void make_room_for_input();
@@ -92,10 +102,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   protocol::Command command_;
   std::size_t max_input_;
   SetBatch* set_batch_;
-  // A set of command_ waits in set_batch_: nothing more is parsed, read or sent until it is
-  // stored (its request's views point into input_).
-  bool awaiting_set_ = false;
-  engine::StoreRequest set_request_;
+  // Sets that wait in set_batch_, in the order they came (a pipeline's run of them), and how
+  // many of them are stored already. While any waits, nothing is read or sent (their requests'
+  // views point into input_), and the first command after them that is not such a set is held,
+  // parsed, in command_ until they are all stored, so replies keep the order of the commands.
+  struct WaitingSet {
+    engine::StoreRequest request;
+    bool noreply = false;
+    std::chrono::steady_clock::time_point start{};  // when it began to execute
+  };
+  std::vector<WaitingSet> waiting_sets_;
+  std::size_t sets_finished_ = 0;
+  bool holding_ = false;  // command_ and held_ wait for the sets
+  protocol::ParseResult held_;
+  std::chrono::steady_clock::time_point held_start_{};
 
   std::vector<char> input_;
   std::size_t input_begin_ = 0;  // first unparsed byte
@@ -105,8 +125,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   using Clock = std::chrono::steady_clock;
   const bool measure_latency_;
-  Clock::time_point read_at_{};    // when the latest read completed
-  Clock::time_point set_start_{};  // when the set waiting in the batch began to execute
+  Clock::time_point read_at_{};  // when the latest read completed
 
   bool reading_ = false;
   bool writing_ = false;

@@ -4,9 +4,10 @@
 // them together (engine::Store::store_batch: on wort, woart and artcow one wait for the
 // write-backs of all their records and one for all their index references, instead of two per
 // set; on those and on dram one hold of their stripes and the recency lists' cache misses
-// overlapped). Then each connection gets its outcome, replies and parses on. A connection has at
-// most one set waiting and parses nothing after it until it is stored, so its commands keep their
-// order and no reply precedes durability.
+// overlapped). Then each connection gets its outcomes, replies and parses on. A connection's
+// waiting sets are the run of sets its input holds (a pipeline's, up to
+// Connection::kMaxWaitingSets); the first command after them waits, parsed, until they are all
+// stored, so its commands keep their order and no reply precedes durability.
 //
 // Thread safety: one per worker, used on that worker's thread only.
 #pragma once
@@ -29,8 +30,9 @@ class SetBatch {
   // Whether sets should wait here: the store stores in groups.
   [[nodiscard]] bool enabled() const noexcept { return store_.stores_in_groups(); }
 
-  // Queues `connection`'s set; the batch later calls connection->finish_set(outcome). The
-  // request's key and value must stay where they are until then.
+  // Queues `connection`'s set; the batch later calls connection->finish_set(outcome), for each
+  // connection's sets in the order they were added. The request's key and value must stay where
+  // they are until then.
   void add(std::shared_ptr<Connection> connection, const engine::StoreRequest& request);
 
  private:

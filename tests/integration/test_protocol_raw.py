@@ -170,6 +170,43 @@ def test_sets_behind_replies_past_the_output_high_water_mark(server, connect):
         c.expect(hit * 3 + b"STORED\r\nVALUE k%d 0 %d\r\n%s\r\nEND\r\n" % (rnd, len(value), value))
 
 
+def test_a_pipeline_of_sets_answers_in_order_with_what_comes_between_them(server, connect):
+    """One connection's run of sets waits for the group commit together, up to 64 of them
+    (server/connection.h): the command after the run, whatever it is, waits for them, and every
+    reply keeps its command's place. 150 sets here: more than one run; keys set twice keep the
+    later value, noreply sets answer nothing, and an oversized set, a bad line and a get of keys
+    set just before answer between them."""
+    c = connect(server)
+    big = b"x" * (2 * 1024 * 1024)
+    request, expected, final = [], [], {}
+    for i in range(150):
+        key = b"p%d" % (i % 100)  # the last 50 set keys of the first 50 again
+        value = b"v%d" % i
+        noreply = i % 7 == 3
+        request.append(b"set %s %d 0 %d%s\r\n%s\r\n" %
+                       (key, i, len(value), b" noreply" if noreply else b"", value))
+        expected.append(b"" if noreply else b"STORED\r\n")
+        final[key] = (i, value)
+        if i == 70:
+            request.append(b"set big 0 0 %d\r\n%s\r\n" % (len(big), big))
+            expected.append(b"SERVER_ERROR object too large for cache\r\n")
+        if i == 90:
+            request.append(b"bogus\r\n")
+            expected.append(b"ERROR\r\n")
+        if i in (30, 120):  # this set's key and the one before
+            keys = (b"p%d" % (i % 100), b"p%d" % ((i - 1) % 100))
+            request.append(b"get %s %s\r\n" % keys)
+            expected.append(b"".join(b"VALUE %s %d %d\r\n%s\r\n" %
+                                     (k, final[k][0], len(final[k][1]), final[k][1])
+                                     for k in keys) + b"END\r\n")
+    c.send(b"".join(request) + b"mn\r\n")
+    assert c.read_until(b"MN\r\n") == b"".join(expected) + b"MN\r\n"
+    for key, (flags, value) in sorted(final.items()):
+        assert c.request(b"get %s\r\n" % key) == \
+            b"VALUE %s %d %d\r\n%s\r\nEND\r\n" % (key, flags, len(value), value)
+    assert c.request(b"get big\r\n") == b"END\r\n"
+
+
 def test_command_split_into_one_byte_sends(server, connect):
     c = connect(server)
     data = b"set k 7 0 5\r\nhello\r\nget k\r\nmg k v f\r\n"
