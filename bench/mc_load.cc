@@ -6,7 +6,7 @@
 //   mc_load --port P [--host H] [--connections 50] [--requests 100000] [--keyspace 100000]
 //           [--value-size 100] [--threads 2] [--label NAME] [--csv FILE]
 //           [--phases set,get] [--distribution uniform|zipf] [--zipf-theta 0.99] [--hits]
-//           [--fill-on-miss]
+//           [--fill-on-miss] [--pipeline N]
 // Phases (--phases, run in the order given): `set` and `get` are --requests SETs or GETs of
 // keys drawn from the distribution; `load` SETs every key of the key space once, in order (so
 // `--phases load,get` loads a data set and then reads it). `zipf` ranks are scattered over the
@@ -14,7 +14,9 @@
 // "hit ratio R (hits H, misses M, errors E)" (a reply END with no VALUE is a miss), SET and LOAD
 // "stored S, errors E"; the CSV gains two columns (hits or stored, errors). --fill-on-miss
 // answers a GET miss with a SET of that key on the same connection, as a cache-aside client does
-// (the SET is not timed and not counted).
+// (the SET is not timed and not counted). --pipeline N sends N requests at a time on each
+// connection in one write, and the next N once all N replies are in, as a pipelining client
+// does (memtier's --pipeline); a request's latency runs from that write to its own reply.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -66,6 +68,7 @@ struct Config {
   Distribution distribution = Distribution::kUniform;
   double zipf_theta = 0.99;
   bool fill_on_miss = false;
+  std::size_t pipeline = 1;  // requests sent together on a connection
 };
 
 // What one phase asks of the threads: its kind, how many requests, and (zipf) the keys in order.
@@ -79,7 +82,8 @@ struct Connection {
   int fd = -1;
   std::string in;
   Clock::time_point sent;
-  std::size_t key = 0;
+  std::size_t key = 0;        // of the last request sent
+  std::size_t in_flight = 0;  // requests whose replies have not come
   bool busy = false;
   bool filling = false;  // the reply awaited is that of a --fill-on-miss SET
 };
@@ -135,17 +139,24 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
     std::snprintf(key, sizeof key, "mykey_rand%012zu", k);
     return "get " + std::string(key) + "\r\n";
   };
+  std::string request;
   auto send_next = [&](Connection& conn) {
-    const std::size_t i = issued.fetch_add(1);
-    if (i >= plan.requests) return;
-    if (plan.kind == PhaseKind::kLoad) {
-      conn.key = i;
-    } else if (!plan.zipf_keys.empty()) {
-      conn.key = plan.zipf_keys[i] - 1;
-    } else {
-      conn.key = static_cast<std::size_t>(rng() % c.keyspace);
+    request.clear();
+    conn.in_flight = 0;
+    while (conn.in_flight < c.pipeline) {
+      const std::size_t i = issued.fetch_add(1);
+      if (i >= plan.requests) break;
+      if (plan.kind == PhaseKind::kLoad) {
+        conn.key = i;
+      } else if (!plan.zipf_keys.empty()) {
+        conn.key = plan.zipf_keys[i] - 1;
+      } else {
+        conn.key = static_cast<std::size_t>(rng() % c.keyspace);
+      }
+      request += get ? get_request(conn.key) : set_request(conn.key);
+      ++conn.in_flight;
     }
-    const std::string request = get ? get_request(conn.key) : set_request(conn.key);
+    if (conn.in_flight == 0) return;
     conn.sent = Clock::now();
     send_all(conn.fd, request);
     conn.busy = true;
@@ -177,10 +188,31 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
       }
       conn.in.append(buffer, static_cast<std::size_t>(got));
       const bool storage_reply = !get || conn.filling;
-      const Reply r = storage_reply ? pmcached::bench::parse_storage_reply(conn.in)
-                                    : pmcached::bench::parse_get_reply(conn.in);
-      if (r.kind == ReplyKind::kIncomplete) continue;
-      if (r.kind == ReplyKind::kMalformed || r.length != conn.in.size()) {
+      // The replies in, one by one: all of them before the next request goes out.
+      const auto arrived = Clock::now();
+      Reply r{};
+      std::size_t used = 0;
+      for (;;) {
+        const std::string_view rest = std::string_view(conn.in).substr(used);
+        r = storage_reply ? pmcached::bench::parse_storage_reply(rest)
+                          : pmcached::bench::parse_get_reply(rest);
+        if (r.kind == ReplyKind::kIncomplete || r.kind == ReplyKind::kMalformed) break;
+        used += r.length;
+        if (conn.in_flight == 1) break;  // the last reply: handled below
+        --conn.in_flight;
+        tally.latencies_us.push_back(static_cast<std::uint32_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(arrived - conn.sent).count()));
+        if (r.kind == ReplyKind::kStored || r.kind == ReplyKind::kHit) {
+          ++tally.ok;
+        } else if (r.kind == ReplyKind::kError) {
+          note_error(conn, r, tally.errors);
+        }
+      }
+      if (r.kind == ReplyKind::kIncomplete) {
+        conn.in.erase(0, used);
+        continue;
+      }
+      if (r.kind == ReplyKind::kMalformed || used != conn.in.size()) {
         std::fprintf(stderr, "mc_load: unexpected reply: %.200s\n", conn.in.c_str());
         std::exit(1);
       }
@@ -298,6 +330,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.01, 0.999));
   app.add_flag("--hits", hits, "end each line with hits / stores and errors (and the CSV)");
   app.add_flag("--fill-on-miss", c.fill_on_miss, "SET a key after its GET missed (untimed)");
+  app.add_option("--pipeline", c.pipeline, "requests sent at once on each connection")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -310,6 +344,10 @@ int main(int argc, char** argv) {
                                   : PhaseKind::kGet);
   }
   if (distribution == "zipf") c.distribution = Distribution::kZipf;
+  if (c.fill_on_miss && c.pipeline > 1) {
+    std::fprintf(stderr, "mc_load: --fill-on-miss takes no --pipeline\n");
+    return 2;
+  }
   if (c.distribution == Distribution::kZipf && c.keyspace > UINT32_MAX) {
     std::fprintf(stderr, "mc_load: zipf needs --keyspace below 2^32\n");
     return 2;

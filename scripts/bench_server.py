@@ -3,9 +3,9 @@
 
   bench_server.py [--client mc_load|memcaslap] [--engines E1,E2] [--server-threads 1,2,4]
                   [--pin no|yes|both] [--reps N] [--memory MB] [--client-threads N]
-                  [--connections N] [--requests N] [--value-size B] [--key-size B]
-                  [--get-ratio R] [--duration SECS] [--pmcached-bin PATH]
-                  [--mc-load PATH] [--csv FILE]
+                  [--connections N] [--requests N] [--value-size B] [--pipeline N]
+                  [--key-size B] [--get-ratio R] [--duration SECS] [--pmcached-bin PATH]
+                  [--mc-load PATH] [--csv FILE] [--pool-dir DIR]
 
 Every cell of the matrix (server threads x pinning) runs memcached and pmcached on every engine
 named, each run on a fresh server on its own loopback port, in an order rotated by one per
@@ -87,6 +87,8 @@ def parse_args():
     parser.add_argument("--requests", type=positive_int, default=300_000,
                         help="mc_load: requests per phase (and the key space)")
     parser.add_argument("--value-size", type=positive_int, default=100)
+    parser.add_argument("--pipeline", type=positive_int, default=1,
+                        help="mc_load: requests sent at once on each connection")
     parser.add_argument("--key-size", type=positive_int, default=16, help="memcaslap only")
     parser.add_argument("--get-ratio", type=ratio_arg, default=0.9, help="memcaslap only")
     parser.add_argument("--duration", type=positive_int, default=10, help="memcaslap: seconds")
@@ -178,7 +180,7 @@ class Bench:
             cmd = [self.mc_load, "--port", str(port), "--connections", str(a.connections),
                    "--requests", str(a.requests), "--keyspace", str(a.requests),
                    "--value-size", str(a.value_size), "--threads", str(a.client_threads),
-                   "--label", server]
+                   "--pipeline", str(a.pipeline), "--label", server]
             out = self.run_client(cmd, pin, 1800)
             rows = [(m.group(2), int(m.group(5)), *map(int, m.group(6, 7, 8)))
                     for m in map(MC_LINE.match, out.splitlines()) if m]
@@ -288,7 +290,9 @@ def main():
     if args.client == "mc_load":
         print(f"workload:  mc_load, {args.requests} SETs then {args.requests} GETs of random "
               f"keys (key space {args.requests}), {args.value_size} B values, "
-              f"{args.connections} connections, {args.client_threads} client threads")
+              f"{args.connections} connections, {args.client_threads} client threads"
+              + (f", {args.pipeline} requests pipelined per connection" if args.pipeline > 1
+                 else ""))
     else:
         print(f"workload:  memcaslap -T {args.client_threads} -c {args.connections} "
               f"-t {args.duration}s, key {args.key_size} B, value {args.value_size} B, "
