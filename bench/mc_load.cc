@@ -161,9 +161,11 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
     send_all(conn.fd, request);
     conn.busy = true;
   };
-  auto note_error = [&](const Connection& conn, const Reply& r, std::size_t& count) {
+  // The reply `r` that ends at `end` of conn.in was an error.
+  auto note_error = [&](const Connection& conn, const Reply& r, std::size_t end,
+                        std::size_t& count) {
     ++count;
-    if (tally.first_error.empty()) tally.first_error = conn.in.substr(0, r.length - 2);
+    if (tally.first_error.empty()) tally.first_error = conn.in.substr(end - r.length, r.length - 2);
   };
   for (Connection& conn : conns) send_next(conn);
   char buffer[65536];
@@ -205,7 +207,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
         if (r.kind == ReplyKind::kStored || r.kind == ReplyKind::kHit) {
           ++tally.ok;
         } else if (r.kind == ReplyKind::kError) {
-          note_error(conn, r, tally.errors);
+          note_error(conn, r, used, tally.errors);
         }
       }
       if (r.kind == ReplyKind::kIncomplete) {
@@ -217,7 +219,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
         std::exit(1);
       }
       if (conn.filling) {  // the untimed SET after a miss
-        if (r.kind != ReplyKind::kStored) note_error(conn, r, tally.fill_errors);
+        if (r.kind != ReplyKind::kStored) note_error(conn, r, used, tally.fill_errors);
         conn.filling = false;
         conn.in.clear();
         conn.busy = false;
@@ -229,7 +231,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
       if (r.kind == ReplyKind::kStored || r.kind == ReplyKind::kHit) {
         ++tally.ok;
       } else if (r.kind == ReplyKind::kError) {
-        note_error(conn, r, tally.errors);
+        note_error(conn, r, used, tally.errors);
       }
       conn.in.clear();
       conn.busy = false;
