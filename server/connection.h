@@ -103,9 +103,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t max_input_;
   SetBatch* set_batch_;
   // Sets that wait in set_batch_, in the order they came (a pipeline's run of them), and how
-  // many of them are stored already. While any waits, nothing is read or sent (their requests'
-  // views point into input_), and the first command after them that is not such a set is held,
-  // parsed, in command_ until they are all stored, so replies keep the order of the commands.
+  // many of them are stored already. While any waits, no read starts and nothing is sent (their
+  // requests' views point into input_; a read already in flight only appends after them), and the
+  // first command after them that is not such a set is held, parsed, in command_ until they are
+  // all stored, so replies keep the order of the commands.
   struct WaitingSet {
     engine::StoreRequest request;
     bool noreply = false;
