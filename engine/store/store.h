@@ -245,13 +245,13 @@ class Store {
   // set/add/replace/append/prepend/cas/ms.
   [[nodiscard]] StoreOutcome store(const StoreRequest& request) noexcept;
 
-  // store() of each request, for requests that arrived together from different clients (a
-  // server's turn): `outcomes[i]` is requests[i]'s, and a key's requests keep their order. Where
-  // stores_in_groups(), the plain sets among them are stored as a group: their stripes held once,
-  // their recency-list updates fetched together, and on a persistent heap (whose engine then
-  // commits in groups, IndexEngine::upsert_batch) made durable together (group commit,
-  // docs/TAIL_LATENCY.md): one wait for the write-backs of all their records and one for all
-  // their index references, instead of two per set. None is durable, and none should be
+  // store() of each request, for requests that arrived together (a server's turn: several
+  // clients' sets, a pipeline's run of them): `outcomes[i]` is requests[i]'s, and a key's requests
+  // keep their order. Where stores_in_groups(), the plain sets among them are stored as a group:
+  // their stripes held once, their recency-list updates fetched together, and on a persistent heap
+  // (whose engine then commits in groups, IndexEngine::upsert_batch) made durable together (group
+  // commit, docs/TAIL_LATENCY.md): one wait for the write-backs of all their records and one for
+  // all their index references, instead of two per set. None is durable, and none should be
   // acknowledged, before this returns.
   void store_batch(std::span<const StoreRequest> requests,
                    std::span<StoreOutcome> outcomes) noexcept;

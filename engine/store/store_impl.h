@@ -285,7 +285,7 @@ struct Store::Impl {
   // store() of a valid request whose record `fresh` is built already (nullptr for append and
   // prepend, which build theirs under the lock); takes `fresh` over.
   StoreOutcome store_built(const StoreRequest& request, ItemHeader* fresh) noexcept;
-  // store_batch() of at most 64 requests (store_batch.cc).
+  // store_batch() of at most kGroup (32) requests (store_batch.cc).
   void store_group(std::span<const StoreRequest> requests,
                    std::span<StoreOutcome> outcomes) noexcept;
   // A plain set published without looking the key up (see store.cc). False, with `fresh` still
