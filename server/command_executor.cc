@@ -254,20 +254,34 @@ engine::StoreRequest CommandExecutor::store_request(const Command& command) {
 }
 
 bool CommandExecutor::defer_set(const Command& command, engine::StoreRequest& request) {
-  if (command.binary.active || command.kind != CommandKind::kSet || command.too_large) {
-    return false;
+  if (command.too_large) return false;
+  if (command.kind == CommandKind::kMetaSet) {
+    if (command.meta.base64_key) return false;
+    thread_stats_.add(thread_stats_.cmd_meta, 1);
+    request = meta_store_request(command);
+    return true;
   }
+  if (command.kind != CommandKind::kSet) return false;
   monitor_.store_requested(command.key);
   request = store_request(command);
   return true;
 }
 
-void CommandExecutor::finish_set(bool noreply, const engine::StoreRequest& request,
+void CommandExecutor::finish_set(const Command& command, const engine::StoreRequest& request,
                                  const engine::StoreOutcome& outcome, std::string& out) {
   note_stored(request, outcome);
-  if (noreply) return;
+  if (command.binary.active) {
+    protocol::BinaryReplies replies(out, command);
+    replies.outcome(to_outcome(outcome.status), outcome.cas);
+    return;
+  }
   ReplyWriter writer(out);
-  writer.outcome(to_outcome(outcome.status));
+  if (command.kind == CommandKind::kMetaSet) {
+    meta_set_reply(command, outcome, writer);
+    return;
+  }
+  protocol::TextReplies replies(writer, command);
+  replies.outcome(to_outcome(outcome.status), outcome.cas);
 }
 
 void CommandExecutor::note_stored(const engine::StoreRequest& request,
@@ -374,6 +388,14 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
     writer.outcome(Outcome::kTooLarge);
     return;
   }
+  const engine::StoreRequest request = meta_store_request(command);
+  const engine::StoreOutcome result = context_.store.store(request);
+  note_stored(request, result);
+  meta_set_reply(command, result, writer);
+}
+
+engine::StoreRequest CommandExecutor::meta_store_request(const Command& command) {
+  const protocol::MetaFlags& flags = command.meta;
   engine::StoreRequest request;
   request.mode = meta_mode(flags.mode);
   // C turns set and replace into cas (C0 included: it compares against cas 0).
@@ -389,8 +411,12 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   request.invalidate = flags.invalidate;
   request.binary_key = flags.base64_key;
   request.unlink_on_refusal = true;
-  const engine::StoreOutcome result = context_.store.store(request);
-  note_stored(request, result);
+  return request;
+}
+
+void CommandExecutor::meta_set_reply(const Command& command, const engine::StoreOutcome& result,
+                                     ReplyWriter& writer) {
+  const protocol::MetaFlags& flags = command.meta;
   if (is_error(result.status)) {
     writer.outcome(to_outcome(result.status));
     return;

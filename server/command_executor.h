@@ -48,13 +48,17 @@ class CommandExecutor {
   // Executes `command`, appending its reply (if any) to `out`.
   AfterCommand execute(const protocol::Command& command, std::string& out);
 
-  // Group commit (server/set_batch.h): whether `command` is a text `set` that may wait to be
-  // stored with others. If so, `request` is filled in (its views point into the command) and the
-  // log watchers are told of the request; the caller stores it, then calls finish_set.
+  // Group commit (server/set_batch.h): whether `command` is a set that may wait to be stored
+  // with others: a text `set`, a binary SET or SETQ, or an `ms`, unless it was refused as too
+  // large or its key is base64 (`ms ... b`: the decoded key lives in the command, which the next
+  // parse overwrites). If so, `request` is filled in (its views point into the input the
+  // command was parsed from) and counted as execute() would; the caller stores it, then calls
+  // finish_set.
   bool defer_set(const protocol::Command& command, engine::StoreRequest& request);
-  // Appends the reply to a deferred set (none if it was `noreply`) to `out`, once the store has
-  // given its outcome.
-  void finish_set(bool noreply, const engine::StoreRequest& request,
+  // Appends the reply to a deferred set (none if it was `noreply`, quiet, or a quiet binary
+  // one that succeeded) to `out`, once the store has given its outcome. `command` is the
+  // deferred command or a copy of it.
+  void finish_set(const protocol::Command& command, const engine::StoreRequest& request,
                   const engine::StoreOutcome& outcome, std::string& out);
 
   // Asks the server to shut down (the `shutdown` command, once its reply is queued).
@@ -71,11 +75,14 @@ class CommandExecutor {
   void arithmetic(const protocol::Command& command, protocol::ClassicReplies& replies);
   void meta_get(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_set(const protocol::Command& command, protocol::ReplyWriter& writer);
+  void meta_set_reply(const protocol::Command& command, const engine::StoreOutcome& result,
+                      protocol::ReplyWriter& writer);
   void meta_delete(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_debug(const protocol::Command& command, protocol::ReplyWriter& writer);
-  // The store request of a storage command.
+  // The store request of a storage command, and of an ms.
   static engine::StoreRequest store_request(const protocol::Command& command);
+  static engine::StoreRequest meta_store_request(const protocol::Command& command);
   // Counts a refused store and tells the log watchers what a storage command did.
   void note_stored(const engine::StoreRequest& request, const engine::StoreOutcome& result);
 

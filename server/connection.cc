@@ -223,10 +223,14 @@ void Connection::execute_commands() {
     engine::StoreRequest request;
     if (result.status == protocol::ParseStatus::kComplete && set_batch_ != nullptr &&
         executor_.defer_set(command_, request)) {
-      waiting_sets_.push_back({request, command_.noreply, execute_start});
+      if (sets_waiting_ == waiting_sets_.size()) waiting_sets_.emplace_back();
+      WaitingSet& set = waiting_sets_[sets_waiting_++];
+      set.request = request;
+      set.command = command_;  // reuses the capacity of the copy's vectors
+      set.start = execute_start;
       set_batch_->add(shared_from_this(), request);
       // A pipeline's following sets join the same batch.
-      if (waiting_sets_.size() == kMaxWaitingSets) return;
+      if (sets_waiting_ == kMaxWaitingSets) return;
       continue;
     }
     if (awaiting_sets()) {
@@ -271,14 +275,14 @@ void Connection::finish_set(const engine::StoreOutcome& outcome) {
   const WaitingSet& set = waiting_sets_[sets_finished_++];
   if (!closed_) {
     executor_.set_client_fd(fd_);
-    executor_.finish_set(set.noreply, set.request, outcome, pending_);
+    executor_.finish_set(set.command, set.request, outcome, pending_);
     // A set's execution includes its wait in the batch.
     if (measure_latency_) {
       thread_stats_.latency.execute.record(nanoseconds(Clock::now() - set.start));
     }
   }
-  if (sets_finished_ < waiting_sets_.size()) return;
-  waiting_sets_.clear();
+  if (sets_finished_ < sets_waiting_) return;
+  sets_waiting_ = 0;
   sets_finished_ = 0;
   const bool held = std::exchange(holding_, false);
   if (closed_) return;

@@ -7,8 +7,8 @@
 // once that buffer passes kOutputHighWater the connection stops parsing and reading until the
 // write completes, so a client that never reads cannot make the server buffer without bound.
 // The next read starts one scheduler round after the replies went out (read_more says why).
-// Text sets wait for the worker's group commit (set_batch.h): a pipeline's run of them together,
-// with the command after the run held, parsed, until they are stored.
+// Sets (text, binary and ms) wait for the worker's group commit (set_batch.h): a pipeline's run of
+// them together, with the command after the run held, parsed, until they are stored.
 // The first byte a client sends picks the wire format for the connection's life, as in
 // memcached: 0x80 (the binary request magic) the binary protocol, anything else text.
 // With `measure_latency` it records the time of each phase of a request in its worker's
@@ -77,7 +77,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void execute_commands();
   // Acts on a parsed command (result and command_): executes it, or queues its error reply.
   void handle(const protocol::ParseResult& result, std::chrono::steady_clock::time_point start);
-  [[nodiscard]] bool awaiting_sets() const noexcept { return !waiting_sets_.empty(); }
+  [[nodiscard]] bool awaiting_sets() const noexcept { return sets_waiting_ > 0; }
   void write_pending();
   void on_write(const boost::system::error_code& error, std::size_t bytes);
   void make_room_for_input();
@@ -102,17 +102,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   protocol::Command command_;
   std::size_t max_input_;
   SetBatch* set_batch_;
-  // Sets that wait in set_batch_, in the order they came (a pipeline's run of them), and how
-  // many of them are stored already. While any waits, no read starts and nothing is sent (their
-  // requests' views point into input_; a read already in flight only appends after them), and the
-  // first command after them that is not such a set is held, parsed, in command_ until they are
-  // all stored, so replies keep the order of the commands.
+  // Sets that wait in set_batch_ (the first sets_waiting_ of waiting_sets_, whose later
+  // elements only keep their capacity), in the order they came (a pipeline's run of them), and
+  // how many of them are stored already. While any waits, no read starts and nothing is sent
+  // (their requests' and commands' views point into input_; a read already in flight only
+  // appends after them), and the first command after them that is not such a set is held,
+  // parsed, in command_ until they are all stored, so replies keep the order of the commands.
   struct WaitingSet {
     engine::StoreRequest request;
-    bool noreply = false;
+    protocol::Command command;  // a copy: its reply needs its flags, and command_ parses on
     std::chrono::steady_clock::time_point start{};  // when it began to execute
   };
   std::vector<WaitingSet> waiting_sets_;
+  std::size_t sets_waiting_ = 0;
   std::size_t sets_finished_ = 0;
   bool holding_ = false;  // command_ and held_ wait for the sets
   protocol::ParseResult held_;

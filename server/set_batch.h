@@ -1,5 +1,6 @@
 // SetBatch: group commit of one worker's sets (issue 16; docs/TAIL_LATENCY.md, "What group
-// commit would have to be on x86"). The text `set`s that the worker's connections parse in one
+// commit would have to be on x86"). The sets (text `set`, binary SET/SETQ, `ms`;
+// CommandExecutor::defer_set says which) that the worker's connections parse in one
 // turn of its event loop wait here, and a handler posted behind the turn's other handlers stores
 // them together (engine::Store::store_batch: on wort, woart and artcow one wait for the
 // write-backs of all their records and one for all their index references, instead of two per

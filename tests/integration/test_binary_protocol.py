@@ -3,8 +3,8 @@ sockets. The byte-for-byte comparison with memcached is in test_conformance_diff
 
 import struct
 
-from binary_frames import (ADDQ, DELETEQ, GET, GETKQ, GETQ, INCR, INCRQ, SET, SETQ, exchange,
-                           frame, incr_extras, read_frame, set_extras)
+from binary_frames import (ADD, ADDQ, DELETEQ, GET, GETK, GETKQ, GETQ, INCR, INCRQ, SET, SETQ,
+                           exchange, frame, incr_extras, read_frame, set_extras)
 from test_memccapable import run_memccapable
 
 
@@ -49,6 +49,43 @@ def test_a_too_large_set_answers_e2big_and_unlinks_the_old_value(server, connect
                    + frame(GET, b"k", opaque=9))
     assert [(op, status, value) for op, status, _, _, _, _, value in got] == \
         [(SETQ, 0x03, b"Too large."), (GET, 0x01, b"Not found")]
+
+
+def test_a_pipeline_of_sets_answers_in_order_with_what_comes_between_them(server, connect):
+    """A run of SET and SETQ waits for the group commit as a run of text sets does
+    (server/connection.h), 150 of them here: a SET answers with its opaque and a cas of its
+    own, a SETQ only if it fails; keys set twice keep the later value; a failing ADD, an
+    oversized SETQ and GETKs of keys set just before answer between them."""
+    conn = connect(server)
+    data, expected, final = [], [], {}
+    for i in range(150):
+        key = b"p%d" % (i % 100)  # the last 50 set keys of the first 50 again
+        value = b"v%d" % i
+        op = SET if i % 3 == 0 else SETQ
+        data.append(frame(op, key, set_extras(i), value, opaque=i))
+        if op == SET:
+            expected.append((SET, 0, i, b"", b"", b""))
+        final[key] = (i, value)
+        if i == 40:
+            data.append(frame(ADD, key, set_extras(), b"no", opaque=1040))
+            expected.append((ADD, 0x02, 1040, b"", b"", b"Data exists for key."))
+        if i == 70:
+            data.append(frame(SETQ, b"big", set_extras(), b"x" * (2 << 20), opaque=1070))
+            expected.append((SETQ, 0x03, 1070, b"", b"", b"Too large."))
+        if i in (30, 120):  # this set's key and the one before
+            for k in (b"p%d" % (i % 100), b"p%d" % ((i - 1) % 100)):
+                data.append(frame(GETK, k, opaque=2000 + i))
+                expected.append((GETK, 0, 2000 + i, set_extras(final[k][0])[:4], k,
+                                 final[k][1]))
+    got = exchange(conn, b"".join(data))
+    assert [(op, status, opaque, extras, key, value)
+            for op, status, opaque, _, extras, key, value in got] == expected
+    cas = [f[3] for f in got if f[0] == SET]
+    assert 0 not in cas and len(set(cas)) == len(cas)
+    got = exchange(conn, b"".join(frame(GETK, key, opaque=n) for n, key in enumerate(final)))
+    assert [(key, extras, value) for _, _, _, _, extras, key, value in got] == \
+        [(key, set_extras(flags)[:4], value) for key, (flags, value) in final.items()]
+    assert exchange(conn, frame(GETQ, b"big")) == []
 
 
 def test_malformed_frames_get_memcacheds_answer_never_a_hang(server, connect):

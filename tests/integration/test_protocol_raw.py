@@ -207,6 +207,53 @@ def test_a_pipeline_of_sets_answers_in_order_with_what_comes_between_them(server
     assert c.request(b"get big\r\n") == b"END\r\n"
 
 
+def test_a_pipeline_of_meta_sets_answers_in_order_with_their_flags(server, connect):
+    """A run of ms waits for the group commit as a run of sets does, and each reply keeps its
+    place and its flags: O and k echoed in request order, c with the item's cas, q hiding HD; an
+    ms that cannot join the run (an add of a present key, a base64 key, an oversized one) and an
+    mg of keys set just before answer between them."""
+    c = connect(server)
+    big = b"x" * (2 * 1024 * 1024)
+    request, expected, final = [], [], {}
+    for i in range(150):
+        key = b"m%d" % (i % 100)  # the last 50 set keys of the first 50 again
+        value = b"v%d" % i
+        flags = [b"F%d" % i, b"T0"]
+        reply = [b"HD"]
+        if i % 5 == 0:
+            flags += [b"O%d" % i, b"k"]
+            reply += [b"O%d" % i, b"k" + key]
+        if i < 40 and i % 4 == 1:  # until the first refusal, the n-th store is cas n
+            flags.append(b"c")
+            reply.append(b"c%d" % (i + 1))
+        quiet = i % 7 == 3
+        if quiet:
+            flags.append(b"q")
+        request.append(b"ms %s %d %s\r\n%s\r\n" % (key, len(value), b" ".join(flags), value))
+        expected.append(b"" if quiet else b" ".join(reply) + b"\r\n")
+        final[key] = (i, value)
+        if i == 40:
+            request.append(b"ms %s 2 ME O40\r\nno\r\n" % key)
+            expected.append(b"NS O40\r\n")
+        if i == 60:
+            request.append(b"ms YjY0 3 b k\r\nb64\r\n")  # the key "b64", base64
+            expected.append(b"HD kYjY0 b\r\n")
+        if i == 70:
+            request.append(b"ms big %d O70\r\n%s\r\n" % (len(big), big))
+            expected.append(b"SERVER_ERROR object too large for cache\r\n")
+        if i in (30, 120):  # this set's key and the one before
+            for k in (b"m%d" % (i % 100), b"m%d" % ((i - 1) % 100)):
+                request.append(b"mg %s v f\r\n" % k)
+                expected.append(b"VA %d f%d\r\n%s\r\n" % (len(final[k][1]), final[k][0],
+                                                             final[k][1]))
+    c.send(b"".join(request) + b"mn\r\n")
+    assert c.read_until(b"MN\r\n") == b"".join(expected) + b"MN\r\n"
+    for key, (flags, value) in sorted(final.items()):
+        assert c.request(b"mg %s v f\r\n" % key) == \
+            b"VA %d f%d\r\n%s\r\n" % (len(value), flags, value)
+    assert c.request(b"mg b64 v\r\nmg big v\r\n") == b"VA 3\r\nb64\r\nEN\r\n"
+
+
 def test_command_split_into_one_byte_sends(server, connect):
     c = connect(server)
     data = b"set k 7 0 5\r\nhello\r\nget k\r\nmg k v f\r\n"
