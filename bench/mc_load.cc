@@ -6,7 +6,7 @@
 //   mc_load --port P [--host H] [--connections 50] [--requests 100000] [--keyspace 100000]
 //           [--value-size 100] [--threads 2] [--label NAME] [--csv FILE]
 //           [--phases set,get] [--distribution uniform|zipf] [--zipf-theta 0.99] [--hits]
-//           [--fill-on-miss] [--pipeline N]
+//           [--fill-on-miss] [--pipeline N] [--protocol text|meta|binary]
 // Phases (--phases, run in the order given): `set` and `get` are --requests SETs or GETs of
 // keys drawn from the distribution; `load` SETs every key of the key space once, in order (so
 // `--phases load,get` loads a data set and then reads it). `zipf` ranks are scattered over the
@@ -17,6 +17,8 @@
 // (the SET is not timed and not counted). --pipeline N sends N requests at a time on each
 // connection in one write, and the next N once all N replies are in, as a pipelining client
 // does (memtier's --pipeline); a request's latency runs from that write to its own reply.
+// --protocol picks the requests: text `set`/`get` (the default), meta `ms <key> <bytes>` and
+// `mg <key> v`, or binary SET and GET frames (flags 0, no expiry, as the text ones).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -47,6 +49,7 @@ using pmcached::bench::ReplyKind;
 
 enum class PhaseKind { kLoad, kSet, kGet };
 enum class Distribution { kUniform, kZipf };
+enum class Protocol { kText, kMeta, kBinary };
 
 const char* phase_name(PhaseKind p) {
   switch (p) {
@@ -69,7 +72,57 @@ struct Config {
   double zipf_theta = 0.99;
   bool fill_on_miss = false;
   std::size_t pipeline = 1;  // requests sent together on a connection
+  Protocol protocol = Protocol::kText;
 };
+
+// A binary request frame (magic 0x80): `extras`, `key` and `value` after the 24-byte header.
+std::string binary_frame(std::uint8_t opcode, std::string_view extras, std::string_view key,
+                         std::string_view value) {
+  std::string frame(24, '\0');
+  const std::size_t body = extras.size() + key.size() + value.size();
+  frame[0] = static_cast<char>(0x80);
+  frame[1] = static_cast<char>(opcode);
+  frame[2] = static_cast<char>(key.size() >> 8);
+  frame[3] = static_cast<char>(key.size());
+  frame[4] = static_cast<char>(extras.size());
+  for (int i = 0; i < 4; ++i) frame[8 + i] = static_cast<char>(body >> (8 * (3 - i)));
+  frame.append(extras).append(key).append(value);
+  return frame;
+}
+
+// The SET or GET of `key` in `protocol`.
+std::string set_request(Protocol protocol, std::string_view key, const std::string& value) {
+  const std::string size = std::to_string(value.size());
+  switch (protocol) {
+    case Protocol::kText:
+      return "set " + std::string(key) + " 0 0 " + size + "\r\n" + value + "\r\n";
+    case Protocol::kMeta: return "ms " + std::string(key) + " " + size + "\r\n" + value + "\r\n";
+    case Protocol::kBinary: return binary_frame(0x01, std::string(8, '\0'), key, value);
+  }
+  return {};
+}
+
+std::string get_request(Protocol protocol, std::string_view key) {
+  switch (protocol) {
+    case Protocol::kText: return "get " + std::string(key) + "\r\n";
+    case Protocol::kMeta: return "mg " + std::string(key) + " v\r\n";
+    case Protocol::kBinary: return binary_frame(0x00, {}, key, {});
+  }
+  return {};
+}
+
+// The first reply in `in`, to a storage request or (`get`) to a one-key get.
+Reply parse_reply(Protocol protocol, bool get, std::string_view in) {
+  switch (protocol) {
+    case Protocol::kText:
+      return get ? pmcached::bench::parse_get_reply(in) : pmcached::bench::parse_storage_reply(in);
+    case Protocol::kMeta:
+      return get ? pmcached::bench::parse_meta_get_reply(in)
+                 : pmcached::bench::parse_meta_storage_reply(in);
+    case Protocol::kBinary: return pmcached::bench::parse_binary_reply(in, get);
+  }
+  return {};
+}
 
 // What one phase asks of the threads: its kind, how many requests, and (zipf) the keys in order.
 struct PhasePlan {
@@ -130,14 +183,13 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
   const std::string value(c.value_size, 'x');
   char key[32];
   std::vector<pollfd> fds(conns.size());
-  auto set_request = [&](std::size_t k) {
+  auto set_of = [&](std::size_t k) {
     std::snprintf(key, sizeof key, "mykey_rand%012zu", k);
-    return "set " + std::string(key) + " 0 0 " + std::to_string(c.value_size) + "\r\n" + value +
-           "\r\n";
+    return set_request(c.protocol, key, value);
   };
-  auto get_request = [&](std::size_t k) {
+  auto get_of = [&](std::size_t k) {
     std::snprintf(key, sizeof key, "mykey_rand%012zu", k);
-    return "get " + std::string(key) + "\r\n";
+    return get_request(c.protocol, key);
   };
   std::string request;
   auto send_next = [&](Connection& conn) {
@@ -153,7 +205,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
       } else {
         conn.key = static_cast<std::size_t>(rng() % c.keyspace);
       }
-      request += get ? get_request(conn.key) : set_request(conn.key);
+      request += get ? get_of(conn.key) : set_of(conn.key);
       ++conn.in_flight;
     }
     if (conn.in_flight == 0) return;
@@ -161,11 +213,9 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
     send_all(conn.fd, request);
     conn.busy = true;
   };
-  // The reply `r` that ends at `end` of conn.in was an error.
-  auto note_error = [&](const Connection& conn, const Reply& r, std::size_t end,
-                        std::size_t& count) {
+  auto note_error = [&](const Reply& r, std::size_t& count) {
     ++count;
-    if (tally.first_error.empty()) tally.first_error = conn.in.substr(end - r.length, r.length - 2);
+    if (tally.first_error.empty()) tally.first_error = r.error;
   };
   for (Connection& conn : conns) send_next(conn);
   char buffer[65536];
@@ -196,8 +246,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
       std::size_t used = 0;
       for (;;) {
         const std::string_view rest = std::string_view(conn.in).substr(used);
-        r = storage_reply ? pmcached::bench::parse_storage_reply(rest)
-                          : pmcached::bench::parse_get_reply(rest);
+        r = parse_reply(c.protocol, !storage_reply, rest);
         if (r.kind == ReplyKind::kIncomplete || r.kind == ReplyKind::kMalformed) break;
         used += r.length;
         if (conn.in_flight == 1) break;  // the last reply: handled below
@@ -207,7 +256,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
         if (r.kind == ReplyKind::kStored || r.kind == ReplyKind::kHit) {
           ++tally.ok;
         } else if (r.kind == ReplyKind::kError) {
-          note_error(conn, r, used, tally.errors);
+          note_error(r, tally.errors);
         }
       }
       if (r.kind == ReplyKind::kIncomplete) {
@@ -219,7 +268,7 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
         std::exit(1);
       }
       if (conn.filling) {  // the untimed SET after a miss
-        if (r.kind != ReplyKind::kStored) note_error(conn, r, used, tally.fill_errors);
+        if (r.kind != ReplyKind::kStored) note_error(r, tally.fill_errors);
         conn.filling = false;
         conn.in.clear();
         conn.busy = false;
@@ -231,12 +280,12 @@ void drive(const Config& c, const PhasePlan& plan, std::atomic<std::size_t>& iss
       if (r.kind == ReplyKind::kStored || r.kind == ReplyKind::kHit) {
         ++tally.ok;
       } else if (r.kind == ReplyKind::kError) {
-        note_error(conn, r, used, tally.errors);
+        note_error(r, tally.errors);
       }
       conn.in.clear();
       conn.busy = false;
       if (r.kind == ReplyKind::kMiss && c.fill_on_miss) {
-        send_all(conn.fd, set_request(conn.key));
+        send_all(conn.fd, set_of(conn.key));
         conn.filling = true;
         conn.busy = true;
         continue;
@@ -334,6 +383,10 @@ int main(int argc, char** argv) {
   app.add_flag("--fill-on-miss", c.fill_on_miss, "SET a key after its GET missed (untimed)");
   app.add_option("--pipeline", c.pipeline, "requests sent at once on each connection")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+  std::string protocol = "text";
+  app.add_option("--protocol", protocol, "requests: text set/get, meta ms/mg, binary SET/GET")
+      ->check(CLI::IsMember({"text", "meta", "binary"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -346,6 +399,8 @@ int main(int argc, char** argv) {
                                   : PhaseKind::kGet);
   }
   if (distribution == "zipf") c.distribution = Distribution::kZipf;
+  if (protocol == "meta") c.protocol = Protocol::kMeta;
+  if (protocol == "binary") c.protocol = Protocol::kBinary;
   if (c.fill_on_miss && c.pipeline > 1) {
     std::fprintf(stderr, "mc_load: --fill-on-miss takes no --pipeline\n");
     return 2;

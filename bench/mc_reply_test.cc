@@ -93,5 +93,76 @@ TEST(McReply, ReplyLengthStopsAtTheFirstReply) {
   EXPECT_EQ(parse_get_reply(two).length, two.size() - 5);
 }
 
+TEST(McReply, AnErrorKeepsItsLine) {
+  EXPECT_EQ(parse_storage_reply("SERVER_ERROR out of memory\r\nSTORED\r\n").error,
+            "SERVER_ERROR out of memory");
+}
+
+TEST(McReply, MetaStoredIsHdWithOrWithoutFlags) {
+  EXPECT_EQ(parse_meta_storage_reply("HD\r\n").kind, ReplyKind::kStored);
+  EXPECT_EQ(parse_meta_storage_reply("HD\r\n").length, 4u);
+  EXPECT_EQ(parse_meta_storage_reply("HD O7 c3\r\n").kind, ReplyKind::kStored);
+  const Reply r = parse_meta_storage_reply("NS\r\n");
+  EXPECT_EQ(r.kind, ReplyKind::kError);
+  EXPECT_EQ(r.error, "NS");
+  EXPECT_EQ(parse_meta_storage_reply("HD").kind, ReplyKind::kIncomplete);
+}
+
+TEST(McReply, MetaGetIsAHitAMissOrAnError) {
+  const std::string hit = "VA 5 f0\r\nab\r\nc\r\nEN\r\n";  // data that holds "\r\n"
+  const Reply r = parse_meta_get_reply(hit);
+  EXPECT_EQ(r.kind, ReplyKind::kHit);
+  EXPECT_EQ(r.length, hit.size() - 4);
+  for (std::size_t n = 0; n < r.length; ++n) {
+    ASSERT_EQ(parse_meta_get_reply(std::string_view(hit).substr(0, n)).kind, ReplyKind::kIncomplete)
+        << n;
+  }
+  EXPECT_EQ(parse_meta_get_reply("VA 3\r\nabc\r\n").kind, ReplyKind::kHit);
+  EXPECT_EQ(parse_meta_get_reply("EN\r\n").kind, ReplyKind::kMiss);
+  EXPECT_EQ(parse_meta_get_reply("CLIENT_ERROR bad data chunk\r\n").kind, ReplyKind::kError);
+  EXPECT_EQ(parse_meta_get_reply("VA x\r\nabc\r\n").kind, ReplyKind::kMalformed);
+  EXPECT_EQ(parse_meta_get_reply("VA 3\r\nabcd\r\n").kind, ReplyKind::kMalformed);
+}
+
+// A response frame: magic 0x81, then opcode, key length, extras length, status, body length.
+std::string response(std::uint8_t opcode, std::uint16_t status, const std::string& extras,
+                     const std::string& value) {
+  std::string frame(24, '\0');
+  const std::size_t body = extras.size() + value.size();
+  frame[0] = static_cast<char>(0x81);
+  frame[1] = static_cast<char>(opcode);
+  frame[4] = static_cast<char>(extras.size());
+  frame[6] = static_cast<char>(status >> 8);
+  frame[7] = static_cast<char>(status);
+  frame[10] = static_cast<char>(body >> 8);
+  frame[11] = static_cast<char>(body);
+  return frame + extras + value;
+}
+
+TEST(McReply, BinaryStatusZeroIsStoredOrAHit) {
+  const std::string stored = response(0x01, 0, "", "");
+  EXPECT_EQ(parse_binary_reply(stored, /*get=*/false).kind, ReplyKind::kStored);
+  EXPECT_EQ(parse_binary_reply(stored, false).length, 24u);
+  const std::string hit = response(0x00, 0, std::string(4, '\0'), std::string(300, 'v'));
+  const Reply r = parse_binary_reply(hit + stored, /*get=*/true);
+  EXPECT_EQ(r.kind, ReplyKind::kHit);
+  EXPECT_EQ(r.length, hit.size());
+  for (std::size_t n = 0; n < hit.size(); ++n) {
+    ASSERT_EQ(parse_binary_reply(std::string_view(hit).substr(0, n), true).kind,
+              ReplyKind::kIncomplete)
+        << n;
+  }
+}
+
+TEST(McReply, BinaryNotFoundIsAMissOnlyForAGet) {
+  const std::string not_found = response(0x00, 1, "", "Not found");
+  EXPECT_EQ(parse_binary_reply(not_found, /*get=*/true).kind, ReplyKind::kMiss);
+  const Reply r = parse_binary_reply(response(0x01, 0x82, "", "Out of memory"), false);
+  EXPECT_EQ(r.kind, ReplyKind::kError);
+  EXPECT_EQ(r.error, "Out of memory");
+  EXPECT_EQ(parse_binary_reply(not_found, /*get=*/false).kind, ReplyKind::kError);
+  EXPECT_EQ(parse_binary_reply("STORED\r\n", false).kind, ReplyKind::kMalformed);
+}
+
 }  // namespace
 }  // namespace pmcached::bench

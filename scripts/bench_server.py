@@ -4,6 +4,7 @@
   bench_server.py [--client mc_load|memcaslap] [--engines E1,E2] [--server-threads 1,2,4]
                   [--pin no|yes|both] [--reps N] [--memory MB] [--client-threads N]
                   [--connections N] [--requests N] [--value-size B] [--pipeline N]
+                  [--protocol text|meta|binary]
                   [--key-size B] [--get-ratio R] [--duration SECS] [--pmcached-bin PATH]
                   [--mc-load PATH] [--csv FILE] [--pool-dir DIR]
 
@@ -14,8 +15,9 @@ and the load generator on the second (taskset), so every server gets the same on
 
 Clients:
   mc_load    bench/mc_load (mc-benchmark shaped): --requests SETs then as many GETs of random
-             keys, --connections connections with one request in flight each. Latency of every
-             request, exact percentiles.
+             keys, --connections connections with one request in flight each (--pipeline
+             N: N at a time), in --protocol's requests. Latency of every request, exact
+             percentiles.
   memcaslap  libmemcached's memcaslap: a --get-ratio mix for --duration seconds. memcaslap
              reports latency only as a log2 histogram, so its percentiles are the upper bounds
              of power-of-two buckets (a factor of 2 apart).
@@ -89,6 +91,8 @@ def parse_args():
     parser.add_argument("--value-size", type=positive_int, default=100)
     parser.add_argument("--pipeline", type=positive_int, default=1,
                         help="mc_load: requests sent at once on each connection")
+    parser.add_argument("--protocol", choices=["text", "meta", "binary"], default="text",
+                        help="mc_load: text set/get, meta ms/mg or binary SET/GET")
     parser.add_argument("--key-size", type=positive_int, default=16, help="memcaslap only")
     parser.add_argument("--get-ratio", type=ratio_arg, default=0.9, help="memcaslap only")
     parser.add_argument("--duration", type=positive_int, default=10, help="memcaslap: seconds")
@@ -112,6 +116,8 @@ def parse_args():
         args.connections = 50 if args.client == "mc_load" else 64
     if args.connections < args.client_threads:
         fail("--connections must be at least --client-threads", 2)
+    if args.client == "memcaslap" and (args.pipeline != 1 or args.protocol != "text"):
+        fail("--pipeline and --protocol are mc_load's", 2)
     return args
 
 
@@ -180,7 +186,7 @@ class Bench:
             cmd = [self.mc_load, "--port", str(port), "--connections", str(a.connections),
                    "--requests", str(a.requests), "--keyspace", str(a.requests),
                    "--value-size", str(a.value_size), "--threads", str(a.client_threads),
-                   "--pipeline", str(a.pipeline), "--label", server]
+                   "--pipeline", str(a.pipeline), "--protocol", a.protocol, "--label", server]
             out = self.run_client(cmd, pin, 1800)
             rows = [(m.group(2), int(m.group(5)), *map(int, m.group(6, 7, 8)))
                     for m in map(MC_LINE.match, out.splitlines()) if m]
@@ -292,7 +298,8 @@ def main():
               f"keys (key space {args.requests}), {args.value_size} B values, "
               f"{args.connections} connections, {args.client_threads} client threads"
               + (f", {args.pipeline} requests pipelined per connection" if args.pipeline > 1
-                 else ""))
+                 else "")
+              + (f", {args.protocol} protocol" if args.protocol != "text" else ""))
     else:
         print(f"workload:  memcaslap -T {args.client_threads} -c {args.connections} "
               f"-t {args.duration}s, key {args.key_size} B, value {args.value_size} B, "
