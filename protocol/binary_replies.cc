@@ -6,10 +6,12 @@ using binary::Opcode;
 using binary::Status;
 
 BinaryReplies::BinaryReplies(std::string& out, const Command& command)
-    : writer_(out),
-      frame_(command.binary),
-      op_(binary::loud(static_cast<Opcode>(command.binary.opcode))),
-      stats_group_(command.stats_group) {}
+    : BinaryReplies(out, command.binary) {
+  stats_group_ = command.stats_group;
+}
+
+BinaryReplies::BinaryReplies(std::string& out, const BinaryFrame& frame)
+    : writer_(out), frame_(frame), op_(binary::loud(static_cast<Opcode>(frame.opcode))) {}
 
 void BinaryReplies::hit(std::string_view key, std::uint32_t flags, std::string_view value,
                         std::uint64_t cas) {

@@ -24,6 +24,8 @@ class BinaryReplies final : public ClassicReplies {
  public:
   // `command` is a binary request (command.binary.active).
   BinaryReplies(std::string& out, const Command& command);
+  // For replies that read nothing else of the request (all but stats()).
+  BinaryReplies(std::string& out, const BinaryFrame& frame);
 
   void hit(std::string_view key, std::uint32_t flags, std::string_view value,
            std::uint64_t cas) override;

@@ -253,35 +253,35 @@ engine::StoreRequest CommandExecutor::store_request(const Command& command) {
   return request;
 }
 
-bool CommandExecutor::defer_set(const Command& command, engine::StoreRequest& request) {
+bool CommandExecutor::defer_set(const Command& command, DeferredSet& set) {
   if (command.too_large) return false;
+  set.kind = command.kind;
   if (command.kind == CommandKind::kMetaSet) {
     if (command.meta.base64_key) return false;
     thread_stats_.add(thread_stats_.cmd_meta, 1);
-    request = meta_store_request(command);
+    set.request = meta_store_request(command);
+    set.meta = command.meta;
     return true;
   }
   if (command.kind != CommandKind::kSet) return false;
   monitor_.store_requested(command.key);
-  request = store_request(command);
+  set.request = store_request(command);
+  set.noreply = command.noreply;
+  set.binary = command.binary;
   return true;
 }
 
-void CommandExecutor::finish_set(const Command& command, const engine::StoreRequest& request,
-                                 const engine::StoreOutcome& outcome, std::string& out) {
-  note_stored(request, outcome);
-  if (command.binary.active) {
-    protocol::BinaryReplies replies(out, command);
-    replies.outcome(to_outcome(outcome.status), outcome.cas);
-    return;
+void CommandExecutor::finish_set(const DeferredSet& set, const engine::StoreOutcome& outcome,
+                                 std::string& out) {
+  note_stored(set.request, outcome);
+  if (set.kind == CommandKind::kMetaSet) {
+    ReplyWriter writer(out);
+    meta_set_reply(set.meta, set.request.key, outcome, writer);
+  } else if (set.binary.active) {
+    protocol::BinaryReplies(out, set.binary).outcome(to_outcome(outcome.status), outcome.cas);
+  } else if (!set.noreply) {
+    ReplyWriter(out).outcome(to_outcome(outcome.status));
   }
-  ReplyWriter writer(out);
-  if (command.kind == CommandKind::kMetaSet) {
-    meta_set_reply(command, outcome, writer);
-    return;
-  }
-  protocol::TextReplies replies(writer, command);
-  replies.outcome(to_outcome(outcome.status), outcome.cas);
 }
 
 void CommandExecutor::note_stored(const engine::StoreRequest& request,
@@ -391,7 +391,7 @@ void CommandExecutor::meta_set(const Command& command, ReplyWriter& writer) {
   const engine::StoreRequest request = meta_store_request(command);
   const engine::StoreOutcome result = context_.store.store(request);
   note_stored(request, result);
-  meta_set_reply(command, result, writer);
+  meta_set_reply(command.meta, command.key, result, writer);
 }
 
 engine::StoreRequest CommandExecutor::meta_store_request(const Command& command) {
@@ -414,16 +414,15 @@ engine::StoreRequest CommandExecutor::meta_store_request(const Command& command)
   return request;
 }
 
-void CommandExecutor::meta_set_reply(const Command& command, const engine::StoreOutcome& result,
-                                     ReplyWriter& writer) {
-  const protocol::MetaFlags& flags = command.meta;
+void CommandExecutor::meta_set_reply(const protocol::MetaFlags& flags, std::string_view key,
+                                     const engine::StoreOutcome& result, ReplyWriter& writer) {
   if (is_error(result.status)) {
     writer.outcome(to_outcome(result.status));
     return;
   }
   if (flags.quiet && result.status == StoreStatus::kStored) return;
   protocol::MetaItem meta;
-  meta.key = command.key;
+  meta.key = key;
   meta.binary_key = flags.base64_key;
   meta.cas = result.cas;
   writer.meta_status(protocol::meta_code(to_outcome(result.status)), flags, meta,

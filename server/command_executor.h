@@ -37,6 +37,17 @@ struct ServerContext {
   AdminState admin{};                          // admin and monitoring commands
 };
 
+// A set that waits for the group commit (CommandExecutor::defer_set): its store request and
+// what its reply needs of its command, which parses on meanwhile. Views point into the input the
+// command was parsed from.
+struct DeferredSet {
+  engine::StoreRequest request;
+  protocol::CommandKind kind = protocol::CommandKind::kSet;
+  bool noreply = false;          // a text set's
+  protocol::BinaryFrame binary;  // a binary SET/SETQ's
+  protocol::MetaFlags meta;      // an ms's (reused: its flag vector keeps its capacity)
+};
+
 // What the connection does after a command.
 // kWatch: the connection becomes a log watcher (`watch`; the flags are in the command).
 enum class AfterCommand : std::uint8_t { kContinue, kClose, kShutdown, kWatch };
@@ -51,15 +62,12 @@ class CommandExecutor {
   // Group commit (server/set_batch.h): whether `command` is a set that may wait to be stored
   // with others: a text `set`, a binary SET or SETQ, or an `ms`, unless it was refused as too
   // large or its key is base64 (`ms ... b`: the decoded key lives in the command, which the next
-  // parse overwrites). If so, `request` is filled in (its views point into the input the
-  // command was parsed from) and counted as execute() would; the caller stores it, then calls
-  // finish_set.
-  bool defer_set(const protocol::Command& command, engine::StoreRequest& request);
+  // parse overwrites). If so, `set` is filled in and the command counted as execute() would
+  // count it; the caller stores set.request, then calls finish_set.
+  bool defer_set(const protocol::Command& command, DeferredSet& set);
   // Appends the reply to a deferred set (none if it was `noreply`, quiet, or a quiet binary
-  // one that succeeded) to `out`, once the store has given its outcome. `command` is the
-  // deferred command or a copy of it.
-  void finish_set(const protocol::Command& command, const engine::StoreRequest& request,
-                  const engine::StoreOutcome& outcome, std::string& out);
+  // one that succeeded) to `out`, once the store has given its outcome.
+  void finish_set(const DeferredSet& set, const engine::StoreOutcome& outcome, std::string& out);
 
   // Asks the server to shut down (the `shutdown` command, once its reply is queued).
   void request_shutdown() const;
@@ -75,8 +83,8 @@ class CommandExecutor {
   void arithmetic(const protocol::Command& command, protocol::ClassicReplies& replies);
   void meta_get(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_set(const protocol::Command& command, protocol::ReplyWriter& writer);
-  void meta_set_reply(const protocol::Command& command, const engine::StoreOutcome& result,
-                      protocol::ReplyWriter& writer);
+  void meta_set_reply(const protocol::MetaFlags& flags, std::string_view key,
+                      const engine::StoreOutcome& result, protocol::ReplyWriter& writer);
   void meta_delete(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_arithmetic(const protocol::Command& command, protocol::ReplyWriter& writer);
   void meta_debug(const protocol::Command& command, protocol::ReplyWriter& writer);

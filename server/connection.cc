@@ -220,15 +220,8 @@ void Connection::execute_commands() {
       execute_start = Clock::now();
       thread_stats_.latency.parse.record(nanoseconds(execute_start - parse_start));
     }
-    engine::StoreRequest request;
     if (result.status == protocol::ParseStatus::kComplete && set_batch_ != nullptr &&
-        executor_.defer_set(command_, request)) {
-      if (sets_waiting_ == waiting_sets_.size()) waiting_sets_.emplace_back();
-      WaitingSet& set = waiting_sets_[sets_waiting_++];
-      set.request = request;
-      set.command = command_;  // reuses the capacity of the copy's vectors
-      set.start = execute_start;
-      set_batch_->add(shared_from_this(), request);
+        defer_set(execute_start)) {
       // A pipeline's following sets join the same batch.
       if (sets_waiting_ == kMaxWaitingSets) return;
       continue;
@@ -241,6 +234,16 @@ void Connection::execute_commands() {
     }
     handle(result, execute_start);
   }
+}
+
+bool Connection::defer_set(Clock::time_point execute_start) {
+  if (sets_waiting_ == waiting_sets_.size()) waiting_sets_.emplace_back();
+  WaitingSet& waiting = waiting_sets_[sets_waiting_];
+  if (!executor_.defer_set(command_, waiting.set)) return false;
+  ++sets_waiting_;
+  waiting.start = execute_start;
+  set_batch_->add(shared_from_this(), waiting.set.request);
+  return true;
 }
 
 void Connection::handle(const protocol::ParseResult& result, Clock::time_point execute_start) {
@@ -272,13 +275,13 @@ void Connection::handle(const protocol::ParseResult& result, Clock::time_point e
 }
 
 void Connection::finish_set(const engine::StoreOutcome& outcome) {
-  const WaitingSet& set = waiting_sets_[sets_finished_++];
+  const WaitingSet& waiting = waiting_sets_[sets_finished_++];
   if (!closed_) {
     executor_.set_client_fd(fd_);
-    executor_.finish_set(set.command, set.request, outcome, pending_);
+    executor_.finish_set(waiting.set, outcome, pending_);
     // A set's execution includes its wait in the batch.
     if (measure_latency_) {
-      thread_stats_.latency.execute.record(nanoseconds(Clock::now() - set.start));
+      thread_stats_.latency.execute.record(nanoseconds(Clock::now() - waiting.start));
     }
   }
   if (sets_finished_ < sets_waiting_) return;

@@ -75,6 +75,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_read(const boost::system::error_code& error, std::size_t bytes);
   void process_input();
   void execute_commands();
+  // Leaves command_ in set_batch_ if it is a set that may wait there (CommandExecutor::
+  // defer_set says which); false if not.
+  bool defer_set(std::chrono::steady_clock::time_point execute_start);
   // Acts on a parsed command (result and command_): executes it, or queues its error reply.
   void handle(const protocol::ParseResult& result, std::chrono::steady_clock::time_point start);
   [[nodiscard]] bool awaiting_sets() const noexcept { return sets_waiting_ > 0; }
@@ -105,12 +108,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Sets that wait in set_batch_ (the first sets_waiting_ of waiting_sets_, whose later
   // elements only keep their capacity), in the order they came (a pipeline's run of them), and
   // how many of them are stored already. While any waits, no read starts and nothing is sent
-  // (their requests' and commands' views point into input_; a read already in flight only
-  // appends after them), and the first command after them that is not such a set is held,
-  // parsed, in command_ until they are all stored, so replies keep the order of the commands.
+  // (their views point into input_; a read already in flight only appends after them), and
+  // the first command after them that is not such a set is held, parsed, in command_ until
+  // they are all stored, so replies keep the order of the commands.
   struct WaitingSet {
-    engine::StoreRequest request;
-    protocol::Command command;  // a copy: its reply needs its flags, and command_ parses on
+    DeferredSet set;
     std::chrono::steady_clock::time_point start{};  // when it began to execute
   };
   std::vector<WaitingSet> waiting_sets_;
