@@ -1,6 +1,7 @@
 """Durability of the paged engines (bptree), end to end: the real pmcached on a pool (which holds
 the redo log) and a page file (which holds the items), with a DRAM buffer pool a third of the
-data or less (a tenth in one test), crashed with SIGKILL or stopped with SIGTERM, restarted on the same two files.
+data or less (a tenth in one test), crashed with SIGKILL or stopped with SIGTERM, restarted on
+the same two files.
 
 The contract is the persistent engines' (test_durability.py, whose helpers this file uses): a
 success reply is sent only once the change is durable -- here, once its redo unit is flushed and
