@@ -132,11 +132,10 @@ void Connection::read_more() {
   if (pending_.size() >= kOutputHighWater) return;  // back-pressure: wait for the write
   reading_ = true;
   // The read starts after the handlers already queued on this worker have run. Started at once,
-  // right after a reply went out, Asio's speculative receive nearly always finds the socket
-  // empty (the client has not had the reply yet): one wasted recvfrom per request, 7-11% of
-  // the server's CPU per SET (measured pinned, dram and wort). Started a round later, it usually
-  // finds the next request and completes without waiting for epoll (issue 16,
-  // docs/TAIL_LATENCY.md).
+  // right after a reply went out, the receive nearly always finds the socket empty (the client
+  // has not had the reply yet): one wasted recvfrom per request, 7-11% of the server's CPU per
+  // SET (measured pinned, dram and wort). Started a round later, it usually finds the next
+  // request without waiting for epoll (issue 16, docs/TAIL_LATENCY.md).
   asio::post(socket_.get_executor(), [self = shared_from_this()] { self->start_read(); });
 }
 
@@ -159,9 +158,25 @@ void Connection::start_read() {
     write_pending();
     return;
   }
+  const asio::mutable_buffer room =
+      asio::buffer(input_.data() + input_end_, input_.size() - input_end_);
+  if (!std::exchange(read_after_sets_, false)) {
+    // Receive now and handle what came in this turn: receive, execute, reply, as memcached does.
+    // (Asio's async_read_some queues even a receive that succeeds at once as a completion for a
+    // later turn, so a worker read all its ready connections before it answered any.)
+    boost::system::error_code error;
+    const std::size_t bytes = socket_.read_some(room, error);
+    if (error != asio::error::would_block && error != asio::error::try_again) {
+      on_read(error, bytes);
+      return;
+    }
+  }
+  // Nothing there yet, or the batch has just answered this connection's sets together with
+  // everyone else's, so that its next request is most likely not sent yet: Asio waits for it.
+  // (Asio receives once more before it queues the wait, as its edge-triggered epoll needs; an
+  // async_wait would instead re-arm the descriptor with an epoll_ctl, a system call as well.)
   socket_.async_read_some(
-      asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
-      [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
+      room, [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
         self->on_read(error, bytes);
       });
 }
@@ -291,6 +306,7 @@ void Connection::finish_set(const engine::StoreOutcome& outcome) {
   if (closed_) return;
   last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
   if (held) handle(held_, held_start_);
+  read_after_sets_ = true;
   process_input();
 }
 

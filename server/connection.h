@@ -133,6 +133,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point read_at_{};  // when the latest read completed
 
   bool reading_ = false;
+  bool read_after_sets_ = false;  // the next read follows replies to sets the batch stored
   bool writing_ = false;
   bool input_closed_ = false;  // peer sent EOF, or stop() was called
   bool close_after_write_ = false;
