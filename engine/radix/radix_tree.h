@@ -61,22 +61,29 @@ template <typename Tree, typename Header>
   return t.child_slot(node, Tree::Key::at(key, h.branch()));
 }
 
-// The leaf reference stored for `key`, or 0. Readers trust only the stored prefix chunks and the
-// absolute branch position; skipped chunks are checked by the full key compare at the leaf.
+// The leaf reference the descent for `key` ends at, or 0, without reading the leaf's key (so
+// not necessarily `key`'s): where find_leaf() would compare.
 template <typename Tree>
-[[nodiscard]] std::uint64_t find_leaf(const Tree& t, std::uint64_t root, std::string_view key) {
+[[nodiscard]] std::uint64_t leaf_on_path(const Tree& t, std::uint64_t root, std::string_view key) {
   const std::size_t chunks = Tree::Key::count(key);
   std::uint64_t ref = root;
   std::uint32_t path = 0;
-  while (ref != 0) {
-    if (is_leaf(ref)) return t.leaf_key(ref) == key ? ref : 0;
+  while (ref != 0 && !is_leaf(ref)) {
     const auto h = t.header(ref, path);
     if (chunks < h.branch() || !h.stored_prefix_matches(key)) return 0;
     const std::uint64_t* slot = slot_for_key(t, ref, h, key);
     ref = slot == nullptr ? 0 : *slot;
     path = h.branch() + 1;
   }
-  return 0;
+  return ref;
+}
+
+// The leaf reference stored for `key`, or 0. Readers trust only the stored prefix chunks and the
+// absolute branch position; skipped chunks are checked by the full key compare at the leaf.
+template <typename Tree>
+[[nodiscard]] std::uint64_t find_leaf(const Tree& t, std::uint64_t root, std::string_view key) {
+  const std::uint64_t ref = leaf_on_path(t, root, key);
+  return ref != 0 && t.leaf_key(ref) == key ? ref : 0;
 }
 
 // The first prefix chunk (index j < prefix_len) of the node `node` (navigated header `h`) where
