@@ -141,6 +141,7 @@ class RadixEngine : public IndexEngine {
  private:
   // A batch is split into groups of this many keys; an upsert unlinks at most two nodes.
   static constexpr std::size_t kBatchGroup = 32;
+  void prefetch_paths(std::span<const BatchUpsert> group) const noexcept;
   bool batching_ = false;
   std::size_t unlinked_count_ = 0;
   std::array<std::uint64_t, 2 * kBatchGroup> unlinked_{};
@@ -152,15 +153,7 @@ void RadixEngine<Nodes>::upsert_batch(std::span<BatchUpsert> batch) noexcept {
   for (std::size_t begin = 0; begin < batch.size(); begin += kBatchGroup) {
     const std::span<BatchUpsert> group =
         batch.subspan(begin, std::min(kBatchGroup, batch.size() - begin));
-    // Each upsert ends reading the record its key's leaf points at, a cache miss of its own
-    // after the descent's. Descending for the whole group first and requesting those records
-    // lets their misses overlap; the upserts then find path and records in the cache.
-    for (const BatchUpsert& entry : group) {
-      const std::uint64_t leaf = leaf_on_path(nodes_, root(), entry.key);
-      if (leaf != 0 && leaf_item(leaf) < region_->size()) {
-        __builtin_prefetch(region_->base() + leaf_item(leaf));
-      }
-    }
+    prefetch_paths(group);
     {
       pm::PmRegion::PublishBatch publish(*region_);
       batching_ = true;
@@ -169,6 +162,44 @@ void RadixEngine<Nodes>::upsert_batch(std::span<BatchUpsert> batch) noexcept {
     }  // the fence: every publish of the group is durable
     for (std::size_t i = 0; i < unlinked_count_; ++i) allocator_->free(unlinked_[i]);
     unlinked_count_ = 0;
+  }
+}
+
+// Each upsert descends to its key's leaf and reads the record the leaf points at (to compare the
+// keys): misses one after another, key after key. Here the group's keys descend together, one
+// level per round, each round requesting every key's next node (or, at a leaf, its record)
+// before the next round reads any, so the misses of different keys overlap; the upserts then
+// find their paths and records in the cache. Reads nodes only.
+template <typename Nodes>
+void RadixEngine<Nodes>::prefetch_paths(std::span<const BatchUpsert> group) const noexcept {
+  std::array<std::uint64_t, kBatchGroup> at{};
+  std::array<std::uint32_t, kBatchGroup> path{};
+  const auto request = [this](std::uint64_t ref) {
+    const std::uint64_t offset = is_leaf(ref) ? leaf_item(ref) : ref;
+    if (offset >= region_->size()) return;
+    const char* line = region_->base() + offset;
+    __builtin_prefetch(line);
+    if (!is_leaf(ref)) __builtin_prefetch(line + 64);  // a node's first child slots
+  };
+  at.fill(root());
+  bool descending = root() != 0 && !is_leaf(root());
+  while (descending) {
+    descending = false;
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const std::uint64_t ref = at[i];
+      if (ref == 0 || is_leaf(ref)) continue;
+      const auto h = nodes_.header(ref, path[i]);
+      const std::string_view key = group[i].key;
+      const std::uint64_t* slot =
+          Nodes::Key::count(key) < h.branch() || !h.stored_prefix_matches(key)
+              ? nullptr
+              : slot_for_key(nodes_, ref, h, key);
+      at[i] = slot == nullptr ? 0 : *slot;
+      path[i] = h.branch() + 1;
+      if (at[i] == 0) continue;
+      request(at[i]);
+      descending = descending || !is_leaf(at[i]);
+    }
   }
 }
 
