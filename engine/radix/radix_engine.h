@@ -186,16 +186,8 @@ void RadixEngine<Nodes>::prefetch_paths(std::span<const BatchUpsert> group) cons
   while (descending) {
     descending = false;
     for (std::size_t i = 0; i < group.size(); ++i) {
-      const std::uint64_t ref = at[i];
-      if (ref == 0 || is_leaf(ref)) continue;
-      const auto h = nodes_.header(ref, path[i]);
-      const std::string_view key = group[i].key;
-      const std::uint64_t* slot =
-          Nodes::Key::count(key) < h.branch() || !h.stored_prefix_matches(key)
-              ? nullptr
-              : slot_for_key(nodes_, ref, h, key);
-      at[i] = slot == nullptr ? 0 : *slot;
-      path[i] = h.branch() + 1;
+      if (at[i] == 0 || is_leaf(at[i])) continue;
+      at[i] = step_toward(nodes_, at[i], path[i], group[i].key);
       if (at[i] == 0) continue;
       request(at[i]);
       descending = descending || !is_leaf(at[i]);

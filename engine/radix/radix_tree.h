@@ -61,28 +61,26 @@ template <typename Tree, typename Header>
   return t.child_slot(node, Tree::Key::at(key, h.branch()));
 }
 
-// The leaf reference the descent for `key` ends at, or 0, without reading the leaf's key (so
-// not necessarily `key`'s): where find_leaf() would compare.
+// One step of the descent for `key`: the reference in node `node` that `key` leads to, or 0 when
+// the node's stored prefix or branch position rules the key out. `path` (the chunks consumed
+// above the node) moves past the node's branch.
 template <typename Tree>
-[[nodiscard]] std::uint64_t leaf_on_path(const Tree& t, std::uint64_t root, std::string_view key) {
-  const std::size_t chunks = Tree::Key::count(key);
-  std::uint64_t ref = root;
-  std::uint32_t path = 0;
-  while (ref != 0 && !is_leaf(ref)) {
-    const auto h = t.header(ref, path);
-    if (chunks < h.branch() || !h.stored_prefix_matches(key)) return 0;
-    const std::uint64_t* slot = slot_for_key(t, ref, h, key);
-    ref = slot == nullptr ? 0 : *slot;
-    path = h.branch() + 1;
-  }
-  return ref;
+[[nodiscard]] std::uint64_t step_toward(const Tree& t, std::uint64_t node, std::uint32_t& path,
+                                        std::string_view key) {
+  const auto h = t.header(node, path);
+  if (Tree::Key::count(key) < h.branch() || !h.stored_prefix_matches(key)) return 0;
+  const std::uint64_t* slot = slot_for_key(t, node, h, key);
+  path = h.branch() + 1;
+  return slot == nullptr ? 0 : *slot;
 }
 
 // The leaf reference stored for `key`, or 0. Readers trust only the stored prefix chunks and the
 // absolute branch position; skipped chunks are checked by the full key compare at the leaf.
 template <typename Tree>
 [[nodiscard]] std::uint64_t find_leaf(const Tree& t, std::uint64_t root, std::string_view key) {
-  const std::uint64_t ref = leaf_on_path(t, root, key);
+  std::uint64_t ref = root;
+  std::uint32_t path = 0;
+  while (ref != 0 && !is_leaf(ref)) ref = step_toward(t, ref, path, key);
   return ref != 0 && t.leaf_key(ref) == key ? ref : 0;
 }
 
