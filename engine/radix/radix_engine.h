@@ -60,7 +60,7 @@ class RadixEngine : public IndexEngine {
   void upsert_batch(std::span<BatchUpsert> batch) noexcept final;
   [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override {
     std::shared_lock lock(mutex_);
-    return leaf_item(find_leaf(nodes_, root(), key));
+    return leaf_item(find_leaf(nodes_, root(), key, [this](std::uint64_t ref) { request(ref); }));
   }
   void scan(std::string_view from,
             const std::function<bool(std::string_view key, ItemRef ref)>& visit) const override {
@@ -142,6 +142,16 @@ class RadixEngine : public IndexEngine {
   // A batch is split into groups of this many keys; an upsert unlinks at most two nodes.
   static constexpr std::size_t kBatchGroup = 32;
   void prefetch_paths(std::span<const BatchUpsert> group) const noexcept;
+  // Requests the cache lines a descent reads next at `ref`: a node's header and first child slots
+  // (all three lines of a WORT node), or the start of a leaf's record and its key.
+  void request(std::uint64_t ref) const noexcept {
+    const std::uint64_t offset = is_leaf(ref) ? leaf_item(ref) : ref;
+    if (offset >= region_->size()) return;
+    const char* line = region_->base() + offset;
+    __builtin_prefetch(line);
+    __builtin_prefetch(line + 64);
+    if (!is_leaf(ref)) __builtin_prefetch(line + 128);
+  }
   bool batching_ = false;
   std::size_t unlinked_count_ = 0;
   std::array<std::uint64_t, 2 * kBatchGroup> unlinked_{};
@@ -174,13 +184,6 @@ template <typename Nodes>
 void RadixEngine<Nodes>::prefetch_paths(std::span<const BatchUpsert> group) const noexcept {
   std::array<std::uint64_t, kBatchGroup> at{};
   std::array<std::uint32_t, kBatchGroup> path{};
-  const auto request = [this](std::uint64_t ref) {
-    const std::uint64_t offset = is_leaf(ref) ? leaf_item(ref) : ref;
-    if (offset >= region_->size()) return;
-    const char* line = region_->base() + offset;
-    __builtin_prefetch(line);
-    if (!is_leaf(ref)) __builtin_prefetch(line + 64);  // a node's first child slots
-  };
   at.fill(root());
   bool descending = root() != 0 && !is_leaf(root());
   while (descending) {

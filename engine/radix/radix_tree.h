@@ -76,11 +76,18 @@ template <typename Tree>
 
 // The leaf reference stored for `key`, or 0. Readers trust only the stored prefix chunks and the
 // absolute branch position; skipped chunks are checked by the full key compare at the leaf.
-template <typename Tree>
-[[nodiscard]] std::uint64_t find_leaf(const Tree& t, std::uint64_t root, std::string_view key) {
+// `reached` is called with each reference the descent moves to (a node, or the leaf), before it
+// is read.
+template <typename Tree, typename Reached = void (*)(std::uint64_t)>
+[[nodiscard]] std::uint64_t find_leaf(
+    const Tree& t, std::uint64_t root, std::string_view key,
+    Reached reached = [](std::uint64_t) {}) {
   std::uint64_t ref = root;
   std::uint32_t path = 0;
-  while (ref != 0 && !is_leaf(ref)) ref = step_toward(t, ref, path, key);
+  while (ref != 0 && !is_leaf(ref)) {
+    ref = step_toward(t, ref, path, key);
+    if (ref != 0) reached(ref);
+  }
   return ref != 0 && t.leaf_key(ref) == key ? ref : 0;
 }
 
