@@ -91,6 +91,7 @@ Row run(const engine::EngineInfo& info, Distribution dist, const std::vector<std
   };
   context.pool = pool.get();
   context.allocator = &allocator;
+  context.hash_index = false;  // dram: the ordered index alone, seed 002's B+-tree baseline
   auto index = info.create(context);
 
   LlcCounter llc;

@@ -27,6 +27,11 @@ struct EngineContext {
   // works in a private in-memory pool (pool_binding.h).
   pm::Pool* pool = nullptr;
   pm::Allocator* allocator = nullptr;
+
+  // The dram engine: keep a hash index beside the ordered one, for lookups and for sets of keys
+  // that exist, as memcached's hash table serves them. bench/index_bench turns it off, so that
+  // `dram` there is the ordered index alone (seed 002's B+-tree baseline).
+  bool hash_index = true;
 };
 
 using EngineFactory = std::function<std::unique_ptr<IndexEngine>(const EngineContext&)>;

@@ -1,16 +1,21 @@
-// DramEngine: an abseil B-tree of 32-byte slots (key head + item) under an EngineMutex. See
-// dram_factory.h.
+// DramEngine: an abseil B-tree of 32-byte entries (key head + slot) for order, an abseil hash
+// set for point operations, both over one slot per key, under an EngineMutex. See dram_factory.h.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include <absl/container/btree_set.h>
+#include <absl/container/flat_hash_set.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "engine/dram/dram_factory.h"
 #include "engine/engine_mutex.h"
@@ -50,12 +55,60 @@ KeyHead key_head(std::string_view key) noexcept {
   return head;
 }
 
-// A tree slot: 32 bytes. The key lives in the item (EngineContext::key_of), read only to break
-// a tie between two heads of long keys; `ref` may be replaced in place, since the key is
-// unchanged.
+// A key's item, at one address for as long as the key is indexed: the tree's entry and the hash
+// index's both point here, so replacing a key's item (a set of a key that exists, the common
+// case) writes this one word, found through the hash index without descending the tree.
+union Slot {
+  ItemRef ref;
+  Slot* next_free;  // while in SlotPool's free list
+};
+static_assert(sizeof(Slot) == 8);
+
+// Slots in blocks of kBlock, recycled through a free list. Called with the engine's lock held
+// exclusive.
+class SlotPool {
+ public:
+  // Throws std::bad_alloc.
+  Slot* make(ItemRef ref) {
+    if (free_ == nullptr) {
+      blocks_.push_back(std::make_unique<Slot[]>(kBlock));
+      Slot* block = blocks_.back().get();
+      for (std::size_t i = 0; i < kBlock; ++i) release(&block[i]);
+    }
+    Slot* slot = free_;
+    free_ = slot->next_free;
+    slot->ref = ref;
+    return slot;
+  }
+  void release(Slot* slot) noexcept {
+    slot->next_free = free_;
+    free_ = slot;
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 4096;
+  std::vector<std::unique_ptr<Slot[]>> blocks_;
+  Slot* free_ = nullptr;
+};
+
+// A tree entry: 32 bytes. `target` leads to the key's item: it is the item's reference, or with
+// the hash index the address of the key's Slot. The key lives in the item
+// (EngineContext::key_of), read only to break a tie between two heads of long keys.
 struct Entry {
   KeyHead head;
-  mutable ItemRef ref;
+  mutable std::uint64_t target;  // replaced in place: the key is unchanged
+};
+
+// The item an entry's target leads to.
+class Targets {
+ public:
+  explicit Targets(bool via_slots) : via_slots_(via_slots) {}
+  [[nodiscard]] ItemRef item(std::uint64_t target) const noexcept {
+    return via_slots_ ? reinterpret_cast<const Slot*>(target)->ref : target;
+  }
+
+ private:
+  bool via_slots_;
 };
 
 // absl::btree_set with 1 KiB nodes: its default of 256 bytes holds 7 of our 32-byte slots, so a
@@ -78,7 +131,8 @@ class EntryLess {
  public:
   using is_transparent = void;
 
-  explicit EntryLess(const std::function<std::string_view(ItemRef)>* key_of) : key_of_(key_of) {}
+  EntryLess(const std::function<std::string_view(ItemRef)>* key_of, Targets targets)
+      : key_of_(key_of), targets_(targets) {}
 
   // Equal heads that hold whole keys are equal keys: no item is read.
   bool operator()(const Entry& a, const Entry& b) const {
@@ -95,15 +149,57 @@ class EntryLess {
   }
 
  private:
-  std::string_view key(const Entry& e) const { return (*key_of_)(e.ref); }
+  std::string_view key(const Entry& e) const { return (*key_of_)(targets_.item(e.target)); }
 
+  const std::function<std::string_view(ItemRef)>* key_of_;
+  Targets targets_;
+};
+
+// The hash index: a key's 64-bit hash beside its slot, so that growing the table reads only the
+// table (not one slot and item per key), and a probe reads an item only on a full hash match.
+struct Hashed {
+  std::uint64_t hash;
+  Slot* slot;
+};
+struct HashedProbe {
+  std::uint64_t hash;
+  std::string_view key;
+};
+
+std::uint64_t hash_key(std::string_view key) noexcept {
+  return XXH3_64bits(key.data(), key.size());
+}
+
+struct HashedHash {
+  using is_transparent = void;
+  std::size_t operator()(const Hashed& h) const noexcept { return h.hash; }
+  std::size_t operator()(const HashedProbe& p) const noexcept { return p.hash; }
+};
+
+class HashedEq {
+ public:
+  using is_transparent = void;
+
+  explicit HashedEq(const std::function<std::string_view(ItemRef)>* key_of) : key_of_(key_of) {}
+
+  bool operator()(const Hashed& a, const Hashed& b) const noexcept { return a.slot == b.slot; }
+  bool operator()(const Hashed& a, const HashedProbe& b) const {
+    return a.hash == b.hash && (*key_of_)(a.slot->ref) == b.key;
+  }
+  bool operator()(const HashedProbe& a, const Hashed& b) const { return (*this)(b, a); }
+
+ private:
   const std::function<std::string_view(ItemRef)>* key_of_;
 };
 
 class DramEngine final : public IndexEngine {
  public:
   explicit DramEngine(const EngineContext& context)
-      : key_of_(context.key_of), set_(EntryLess(&key_of_)) {}
+      : key_of_(context.key_of),
+        hashed_(context.hash_index),
+        targets_(hashed_),
+        tree_(EntryLess(&key_of_, targets_)),
+        index_(0, HashedHash(), HashedEq(&key_of_)) {}
 
   [[nodiscard]] std::string_view name() const noexcept override { return kDramEngineName; }
   [[nodiscard]] EngineCapabilities capabilities() const noexcept override {
@@ -111,45 +207,36 @@ class DramEngine final : public IndexEngine {
   }
 
   [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override {
+    if (hashed_) {
+      const HashedProbe probe{hash_key(key), key};
+      std::shared_lock lock(mutex_);
+      const auto it = index_.find(probe);
+      return it == index_.end() ? kNoItem : it->slot->ref;
+    }
+    const Probe probe{key_head(key), key};
     std::shared_lock lock(mutex_);
-    const auto it = set_.find(Probe{key_head(key), key});
-    return it == set_.end() ? kNoItem : it->ref;
+    const auto it = tree_.find(probe);
+    return it == tree_.end() ? kNoItem : it->target;
   }
 
   [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override {
-    const Probe probe{key_head(key), key};
-    std::unique_lock lock(mutex_);
-    auto it = set_.lower_bound(probe);
-    if (it != set_.end() && it->head == probe.head &&
-        (probe.head.holds_whole_key() || key_of_(it->ref) == key)) {
-      const ItemRef previous = it->ref;
-      it->ref = ref;
-      return {UpsertStatus::kReplaced, previous};
-    }
-    try {
-      set_.insert(it, Entry{probe.head, ref});
-    } catch (const std::bad_alloc&) {
-      return {UpsertStatus::kOutOfMemory, kNoItem};
-    }
-    size_.fetch_add(1, std::memory_order_relaxed);
-    return {UpsertStatus::kInserted, kNoItem};
+    const UpsertResult result = hashed_ ? upsert_hashed(key, ref) : upsert_tree(key, ref);
+    if (result.status == UpsertStatus::kInserted) size_.fetch_add(1, std::memory_order_relaxed);
+    return result;
   }
 
   [[nodiscard]] ItemRef erase(std::string_view key) noexcept override {
-    std::unique_lock lock(mutex_);
-    const auto it = set_.find(Probe{key_head(key), key});
-    if (it == set_.end()) return kNoItem;
-    const ItemRef previous = it->ref;
-    set_.erase(it);
-    size_.fetch_sub(1, std::memory_order_relaxed);
+    const ItemRef previous = hashed_ ? erase_hashed(key) : erase_tree(key);
+    if (previous != kNoItem) size_.fetch_sub(1, std::memory_order_relaxed);
     return previous;
   }
 
   void scan(std::string_view from,
             const std::function<bool(std::string_view, ItemRef)>& visit) const override {
     std::shared_lock lock(mutex_);
-    for (auto it = set_.lower_bound(Probe{key_head(from), from}); it != set_.end(); ++it) {
-      if (!visit(key_of_(it->ref), it->ref)) break;
+    for (auto it = tree_.lower_bound(Probe{key_head(from), from}); it != tree_.end(); ++it) {
+      const ItemRef ref = targets_.item(it->target);
+      if (!visit(key_of_(ref), ref)) break;
     }
   }
 
@@ -162,13 +249,81 @@ class DramEngine final : public IndexEngine {
         {"engine", std::string(kDramEngineName)},
         {"persistent", "no (volatile baseline)"},
         {"keys", std::to_string(size())},
+        {"hash_index", hashed_ ? "yes" : "no"},
     };
   }
 
  private:
+  UpsertResult upsert_tree(std::string_view key, ItemRef ref) noexcept {
+    const Probe probe{key_head(key), key};
+    std::unique_lock lock(mutex_);
+    auto it = tree_.lower_bound(probe);
+    if (it != tree_.end() && it->head == probe.head &&
+        (probe.head.holds_whole_key() || key_of_(it->target) == key)) {
+      const ItemRef previous = it->target;
+      it->target = ref;
+      return {UpsertStatus::kReplaced, previous};
+    }
+    try {
+      tree_.insert(it, Entry{probe.head, ref});
+    } catch (const std::bad_alloc&) {
+      return {UpsertStatus::kOutOfMemory, kNoItem};
+    }
+    return {UpsertStatus::kInserted, kNoItem};
+  }
+
+  UpsertResult upsert_hashed(std::string_view key, ItemRef ref) noexcept {
+    const HashedProbe probe{hash_key(key), key};
+    std::unique_lock lock(mutex_);
+    if (const auto it = index_.find(probe); it != index_.end()) {
+      const ItemRef previous = it->slot->ref;
+      it->slot->ref = ref;
+      return {UpsertStatus::kReplaced, previous};
+    }
+    Slot* slot = nullptr;
+    bool in_tree = false;
+    try {
+      slot = slots_.make(ref);
+      tree_.insert(Entry{key_head(key), reinterpret_cast<std::uint64_t>(slot)});
+      in_tree = true;
+      index_.insert(Hashed{probe.hash, slot});
+    } catch (const std::bad_alloc&) {
+      if (in_tree) tree_.erase(Probe{key_head(key), key});
+      if (slot != nullptr) slots_.release(slot);
+      return {UpsertStatus::kOutOfMemory, kNoItem};
+    }
+    return {UpsertStatus::kInserted, kNoItem};
+  }
+
+  ItemRef erase_tree(std::string_view key) noexcept {
+    std::unique_lock lock(mutex_);
+    const auto it = tree_.find(Probe{key_head(key), key});
+    if (it == tree_.end()) return kNoItem;
+    const ItemRef previous = it->target;
+    tree_.erase(it);
+    return previous;
+  }
+
+  ItemRef erase_hashed(std::string_view key) noexcept {
+    const HashedProbe probe{hash_key(key), key};
+    std::unique_lock lock(mutex_);
+    const auto it = index_.find(probe);
+    if (it == index_.end()) return kNoItem;
+    Slot* slot = it->slot;
+    const ItemRef previous = slot->ref;
+    tree_.erase(Probe{key_head(key), key});  // reads the slot's item on a tie of long keys
+    index_.erase(it);
+    slots_.release(slot);
+    return previous;
+  }
+
   const std::function<std::string_view(ItemRef)> key_of_;
+  const bool hashed_;
+  const Targets targets_;
   mutable EngineMutex mutex_;
-  WideBtreeSet<Entry, EntryLess> set_;
+  SlotPool slots_;
+  WideBtreeSet<Entry, EntryLess> tree_;
+  absl::flat_hash_set<Hashed, HashedHash, HashedEq> index_;
   std::atomic<std::size_t> size_{0};
 };
 

@@ -28,15 +28,22 @@ std::string numbered(const char* prefix, unsigned long n) {
 
 // Items for the engine: each ref points at a stored std::string holding its key, so engines
 // that compare keys through EngineContext::key_of work too.
+// The parameter is a registered engine's name, or kDramTreeOnly.
+constexpr std::string_view kDramTreeOnly = "dram_tree_only";
+
 class EngineTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    const EngineInfo* info = find_engine(GetParam());
-    ASSERT_NE(info, nullptr);
     EngineContext context;
     context.key_of = [](ItemRef ref) {
       return std::string_view(*reinterpret_cast<const std::string*>(ref));
     };
+    // The dram engine without its hash index (bench/index_bench's), outside the engine suites.
+    const bool tree_only = GetParam() == kDramTreeOnly;
+    if (tree_only) context.hash_index = false;
+    name_ = tree_only ? std::string("dram") : GetParam();
+    const EngineInfo* info = find_engine(name_);
+    ASSERT_NE(info, nullptr);
     engine_ = info->create(context);
     ASSERT_NE(engine_, nullptr);
   }
@@ -55,14 +62,19 @@ class EngineTest : public ::testing::TestWithParam<std::string> {
     });
     return out;
   }
-  // The engine holds exactly `model`: its size, every lookup and, if ordered, a full scan.
+  // The engine holds exactly `model`: its size, every lookup and, if ordered, a full scan with
+  // each key's present reference (not one it replaced).
   void expect_matches(const std::map<std::string, ItemRef>& model) {
     ASSERT_EQ(engine_->size(), model.size());
     for (const auto& [key, ref] : model) EXPECT_EQ(engine_->lookup(key), ref);
     if (engine_->capabilities().ordered) {
-      std::vector<std::string> expected;
-      for (const auto& entry : model) expected.push_back(entry.first);
-      EXPECT_EQ(scan_keys(""), expected);
+      const std::vector<std::pair<std::string, ItemRef>> expected(model.begin(), model.end());
+      std::vector<std::pair<std::string, ItemRef>> scanned;
+      engine_->scan("", [&](std::string_view key, ItemRef ref) {
+        scanned.emplace_back(key, ref);
+        return true;
+      });
+      EXPECT_EQ(scanned, expected);
     }
   }
   static std::string be64(std::uint64_t v) {
@@ -71,6 +83,7 @@ class EngineTest : public ::testing::TestWithParam<std::string> {
     return s;
   }
 
+  std::string name_;              // the engine's registered name
   std::deque<std::string> keys_;  // stable addresses
   std::unique_ptr<IndexEngine> engine_;
 };
@@ -109,12 +122,12 @@ TEST_P(EngineTest, UpsertBatchActsAsTheUpsertsInOrder) {
 }
 
 TEST_P(EngineTest, NameAndStatsIdentifyTheEngine) {
-  EXPECT_EQ(engine_->name(), GetParam());
+  EXPECT_EQ(engine_->name(), name_);
   const std::vector<EngineStat> stats = engine_->stats();
   ASSERT_FALSE(stats.empty());
   EXPECT_EQ(stats[0].name, "engine");
-  EXPECT_EQ(stats[0].value, GetParam());
-  EXPECT_EQ(find_engine(GetParam())->persistent, engine_->capabilities().persistent);
+  EXPECT_EQ(stats[0].value, name_);
+  EXPECT_EQ(find_engine(name_)->persistent, engine_->capabilities().persistent);
 }
 
 TEST_P(EngineTest, InsertReplaceLookupErase) {
@@ -294,6 +307,11 @@ TEST_P(ConcurrentEngineTest, ConcurrentUpsertsFromTwoThreads) {
 INSTANTIATE_ENGINE_SUITE(all, EngineTest);
 INSTANTIATE_ENGINE_SUITE(ordered, OrderedEngineTest);
 INSTANTIATE_ENGINE_SUITE(concurrent, ConcurrentEngineTest);
+INSTANTIATE_TEST_SUITE_P(dram_tree_only, EngineTest, ::testing::Values(std::string(kDramTreeOnly)));
+INSTANTIATE_TEST_SUITE_P(dram_tree_only, OrderedEngineTest,
+                         ::testing::Values(std::string(kDramTreeOnly)));
+INSTANTIATE_TEST_SUITE_P(dram_tree_only, ConcurrentEngineTest,
+                         ::testing::Values(std::string(kDramTreeOnly)));
 
 TEST(EngineRegistry, FindsDramAndListsNames) {
   ASSERT_NE(find_engine("dram"), nullptr);
@@ -323,9 +341,18 @@ TEST(EngineRegistry, DramIsAVolatileOrderedConcurrentBaseline) {
   EXPECT_TRUE(caps.concurrent);
   EXPECT_FALSE(caps.persistent);
   bool says_volatile = false;
+  std::string hash_index;
   for (const EngineStat& s : engine->stats()) {
     if (s.name == "persistent") says_volatile = s.value.find("no") == 0;
+    if (s.name == "hash_index") hash_index = s.value;
   }
+  EXPECT_EQ(hash_index, "yes");  // the default
+  EngineContext tree_only;
+  tree_only.hash_index = false;
+  for (const EngineStat& s : find_engine("dram")->create(tree_only)->stats()) {
+    if (s.name == "hash_index") hash_index = s.value;
+  }
+  EXPECT_EQ(hash_index, "no");
   EXPECT_TRUE(says_volatile);
 }
 
