@@ -155,12 +155,18 @@ class EntryLess {
   Targets targets_;
 };
 
-// The hash index: a key's 64-bit hash beside its slot, so that growing the table reads only the
+// The hash index: a key's 64-bit hash beside its slot, so that growing a table reads only the
 // table (not one slot and item per key), and a probe reads an item only on a full hash match.
+// It is kHashShards tables chosen by the hash's top byte: a table grows all at once, by
+// rehashing every element under the engine's exclusive lock, which as one table stalled the
+// engine 33 ms at 1M keys and 124 ms at 3.7M; a shard holds 1/256 of them.
 struct Hashed {
   std::uint64_t hash;
   Slot* slot;
 };
+constexpr std::size_t kHashShards = 256;
+std::size_t shard_of(std::uint64_t hash) noexcept { return hash >> 56; }
+
 struct HashedProbe {
   std::uint64_t hash;
   std::string_view key;
@@ -198,8 +204,12 @@ class DramEngine final : public IndexEngine {
       : key_of_(context.key_of),
         hashed_(context.hash_index),
         targets_(hashed_),
-        tree_(EntryLess(&key_of_, targets_)),
-        index_(0, HashedHash(), HashedEq(&key_of_)) {}
+        tree_(EntryLess(&key_of_, targets_)) {
+    if (!hashed_) return;
+    index_.reserve(kHashShards);
+    for (std::size_t i = 0; i < kHashShards; ++i)
+      index_.emplace_back(0, HashedHash(), HashedEq(&key_of_));
+  }
 
   [[nodiscard]] std::string_view name() const noexcept override { return kDramEngineName; }
   [[nodiscard]] EngineCapabilities capabilities() const noexcept override {
@@ -209,9 +219,10 @@ class DramEngine final : public IndexEngine {
   [[nodiscard]] ItemRef lookup(std::string_view key) const noexcept override {
     if (hashed_) {
       const HashedProbe probe{hash_key(key), key};
+      const HashIndex& shard = index_[shard_of(probe.hash)];
       std::shared_lock lock(mutex_);
-      const auto it = index_.find(probe);
-      return it == index_.end() ? kNoItem : it->slot->ref;
+      const auto it = shard.find(probe);
+      return it == shard.end() ? kNoItem : it->slot->ref;
     }
     const Probe probe{key_head(key), key};
     std::shared_lock lock(mutex_);
@@ -274,8 +285,9 @@ class DramEngine final : public IndexEngine {
 
   UpsertResult upsert_hashed(std::string_view key, ItemRef ref) noexcept {
     const HashedProbe probe{hash_key(key), key};
+    HashIndex& shard = index_[shard_of(probe.hash)];
     std::unique_lock lock(mutex_);
-    if (const auto it = index_.find(probe); it != index_.end()) {
+    if (const auto it = shard.find(probe); it != shard.end()) {
       const ItemRef previous = it->slot->ref;
       it->slot->ref = ref;
       return {UpsertStatus::kReplaced, previous};
@@ -286,7 +298,7 @@ class DramEngine final : public IndexEngine {
       slot = slots_.make(ref);
       tree_.insert(Entry{key_head(key), reinterpret_cast<std::uint64_t>(slot)});
       in_tree = true;
-      index_.insert(Hashed{probe.hash, slot});
+      shard.insert(Hashed{probe.hash, slot});
     } catch (const std::bad_alloc&) {
       if (in_tree) tree_.erase(Probe{key_head(key), key});
       if (slot != nullptr) slots_.release(slot);
@@ -306,13 +318,14 @@ class DramEngine final : public IndexEngine {
 
   ItemRef erase_hashed(std::string_view key) noexcept {
     const HashedProbe probe{hash_key(key), key};
+    HashIndex& shard = index_[shard_of(probe.hash)];
     std::unique_lock lock(mutex_);
-    const auto it = index_.find(probe);
-    if (it == index_.end()) return kNoItem;
+    const auto it = shard.find(probe);
+    if (it == shard.end()) return kNoItem;
     Slot* slot = it->slot;
     const ItemRef previous = slot->ref;
     tree_.erase(Probe{key_head(key), key});  // reads the slot's item on a tie of long keys
-    index_.erase(it);
+    shard.erase(it);
     slots_.release(slot);
     return previous;
   }
@@ -323,7 +336,8 @@ class DramEngine final : public IndexEngine {
   mutable EngineMutex mutex_;
   SlotPool slots_;
   WideBtreeSet<Entry, EntryLess> tree_;
-  absl::flat_hash_set<Hashed, HashedHash, HashedEq> index_;
+  using HashIndex = absl::flat_hash_set<Hashed, HashedHash, HashedEq>;
+  std::vector<HashIndex> index_;  // kHashShards tables with the hash index, else none
   std::atomic<std::size_t> size_{0};
 };
 
