@@ -1,6 +1,7 @@
 // DramEngine: an abseil B-tree of 32-byte entries (key head + slot) for order, an abseil hash
 // set for point operations, both over one slot per key, under an EngineMutex. See dram_factory.h.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -176,10 +178,16 @@ std::uint64_t hash_key(std::string_view key) noexcept {
   return XXH3_64bits(key.data(), key.size());
 }
 
+// A probe that matches an entry by its hash alone, reading no item (upsert_batch's prefetch).
+struct HashOnlyProbe {
+  std::uint64_t hash;
+};
+
 struct HashedHash {
   using is_transparent = void;
   std::size_t operator()(const Hashed& h) const noexcept { return h.hash; }
   std::size_t operator()(const HashedProbe& p) const noexcept { return p.hash; }
+  std::size_t operator()(const HashOnlyProbe& p) const noexcept { return p.hash; }
 };
 
 class HashedEq {
@@ -193,6 +201,10 @@ class HashedEq {
     return a.hash == b.hash && (*key_of_)(a.slot->ref) == b.key;
   }
   bool operator()(const HashedProbe& a, const Hashed& b) const { return (*this)(b, a); }
+  bool operator()(const Hashed& a, const HashOnlyProbe& b) const noexcept {
+    return a.hash == b.hash;
+  }
+  bool operator()(const HashOnlyProbe& a, const Hashed& b) const noexcept { return (*this)(b, a); }
 
  private:
   const std::function<std::string_view(ItemRef)>* key_of_;
@@ -234,6 +246,31 @@ class DramEngine final : public IndexEngine {
     const UpsertResult result = hashed_ ? upsert_hashed(key, ref) : upsert_tree(key, ref);
     if (result.status == UpsertStatus::kInserted) size_.fetch_add(1, std::memory_order_relaxed);
     return result;
+  }
+
+  // With the hash index, a group's keys are found together: their table lines, then the slots
+  // whose hashes match, then the items those hold (whose keys the upserts compare) are requested
+  // for the whole group before the first upsert reads any, so that their misses overlap; and the
+  // group takes the lock once. The store's sets of one turn arrive here (store_batch.cc).
+  void upsert_batch(std::span<BatchUpsert> batch) noexcept override {
+    if (!hashed_) {
+      IndexEngine::upsert_batch(batch);
+      return;
+    }
+    for (std::size_t begin = 0; begin < batch.size(); begin += kBatchGroup) {
+      const std::span<BatchUpsert> group =
+          batch.subspan(begin, std::min(kBatchGroup, batch.size() - begin));
+      std::array<std::uint64_t, kBatchGroup> hashes{};
+      for (std::size_t i = 0; i < group.size(); ++i) hashes[i] = hash_key(group[i].key);
+      std::unique_lock lock(mutex_);
+      prefetch_group(group, hashes);
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        group[i].result = upsert_hashed_locked(group[i].key, hashes[i], group[i].ref);
+        if (group[i].result.status == UpsertStatus::kInserted) {
+          size_.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    }
   }
 
   [[nodiscard]] ItemRef erase(std::string_view key) noexcept override {
@@ -284,9 +321,16 @@ class DramEngine final : public IndexEngine {
   }
 
   UpsertResult upsert_hashed(std::string_view key, ItemRef ref) noexcept {
-    const HashedProbe probe{hash_key(key), key};
-    HashIndex& shard = index_[shard_of(probe.hash)];
+    const std::uint64_t hash = hash_key(key);
     std::unique_lock lock(mutex_);
+    return upsert_hashed_locked(key, hash, ref);
+  }
+
+  // upsert_hashed() of a key whose hash is `hash`, mutex_ held exclusive.
+  UpsertResult upsert_hashed_locked(std::string_view key, std::uint64_t hash,
+                                    ItemRef ref) noexcept {
+    const HashedProbe probe{hash, key};
+    HashIndex& shard = index_[shard_of(hash)];
     if (const auto it = shard.find(probe); it != shard.end()) {
       const ItemRef previous = it->slot->ref;
       it->slot->ref = ref;
@@ -305,6 +349,29 @@ class DramEngine final : public IndexEngine {
       return {UpsertStatus::kOutOfMemory, kNoItem};
     }
     return {UpsertStatus::kInserted, kNoItem};
+  }
+
+  static constexpr std::size_t kBatchGroup = 32;
+
+  // See upsert_batch(); mutex_ held. Reads only the tables and the slots of matching hashes.
+  void prefetch_group(std::span<const BatchUpsert> group,
+                      const std::array<std::uint64_t, kBatchGroup>& hashes) const {
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      index_[shard_of(hashes[i])].prefetch(HashedProbe{hashes[i], group[i].key});
+    }
+    std::array<const Slot*, kBatchGroup> slots{};
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const HashIndex& shard = index_[shard_of(hashes[i])];
+      const auto it = shard.find(HashOnlyProbe{hashes[i]});
+      if (it == shard.end()) continue;
+      slots[i] = it->slot;
+      __builtin_prefetch(slots[i]);
+    }
+    // key_of() reads the item's header for the key's length, a miss that no later instruction of
+    // the loop waits for, so those of several items overlap too.
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      if (slots[i] != nullptr) __builtin_prefetch(key_of_(slots[i]->ref).data());
+    }
   }
 
   ItemRef erase_tree(std::string_view key) noexcept {
