@@ -271,7 +271,7 @@ def main():
       f"The whole grid ran {index.reps} time(s) over, each run on a fresh pool; time tables show "
       "the median time per operation and, after ±, half the spread between the fastest and the "
       "slowest run as a share of the median. Items are real records in the pool; "
-      "`dram` is the volatile abseil B-tree, the seed's \"original B+-tree\". The seed used 128M "
+      "`dram` is the volatile abseil B-tree (its hash index off), the seed's \"original B+-tree\". The seed used 128M "
       "keys on a Xeon E5-2620 v3 with Quartz-emulated PM; we run on the machine above with "
       "emulated PM (a DRAM mapping, clwb, and a busy-wait per flushed line for write latency).\n\n")
 
