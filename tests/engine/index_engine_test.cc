@@ -26,11 +26,13 @@ std::string numbered(const char* prefix, unsigned long n) {
   return s;
 }
 
-// Items for the engine: each ref points at a stored std::string holding its key, so engines
-// that compare keys through EngineContext::key_of work too.
-// The parameter is a registered engine's name, or kDramTreeOnly.
+// The dram engine without its hash index (EngineContext::hash_index), as bench/index_bench makes
+// it: a parameter of the fixtures below, instantiated outside the engine suites.
 constexpr std::string_view kDramTreeOnly = "dram_tree_only";
 
+// Items for the engine: each ref points at a stored std::string holding its key, so engines
+// that compare keys through EngineContext::key_of work too. The parameter is a registered
+// engine's name, or kDramTreeOnly.
 class EngineTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -38,7 +40,6 @@ class EngineTest : public ::testing::TestWithParam<std::string> {
     context.key_of = [](ItemRef ref) {
       return std::string_view(*reinterpret_cast<const std::string*>(ref));
     };
-    // The dram engine without its hash index (bench/index_bench's), outside the engine suites.
     const bool tree_only = GetParam() == kDramTreeOnly;
     if (tree_only) context.hash_index = false;
     name_ = tree_only ? std::string("dram") : GetParam();
