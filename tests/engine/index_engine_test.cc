@@ -331,9 +331,7 @@ TEST(DramEngine, HashIndexThroughGrowthReplacesAndErasesMatchesAStdMapModel) {
   std::map<std::string, ItemRef> model;
   std::mt19937 rng(47);
   const auto random_key = [&] {
-    std::string key =
-        numbered(rng() % 2 == 0 ? "k" : "a-key-whose-head-ties-with-others:", rng() % 60000);
-    return key;
+    return numbered(rng() % 2 == 0 ? "k" : "a-key-whose-head-ties-with-others:", rng() % 60000);
   };
   for (int i = 0; i < 200000; ++i) {
     const std::string key = random_key();
