@@ -189,7 +189,10 @@ void write_latency(ServerContext& context, protocol::ReplyWriter& w) {
 
 void write_engine(ServerContext& context, protocol::ReplyWriter& w) {
   w.stat("engine", context.store.engine_name());
-  for (const engine::EngineStat& stat : context.store.engine_stats()) w.stat(stat.name, stat.value);
+  for (const engine::EngineStat& stat : context.store.engine_stats()) {
+    if (stat.name == "engine") continue;  // the engines name themselves too: one line is enough
+    w.stat(stat.name, stat.value);
+  }
 }
 
 }  // namespace

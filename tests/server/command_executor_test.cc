@@ -154,7 +154,9 @@ TEST_F(CommandExecutorTest, FlushAllHidesEverything) {
 
 TEST_F(CommandExecutorTest, StatsEngineNamesTheEngine) {
   const std::string reply = run("stats engine\r\n");
-  EXPECT_NE(reply.find("STAT engine dram\r\n"), std::string::npos) << reply;
+  const std::size_t at = reply.find("STAT engine dram\r\n");
+  EXPECT_NE(at, std::string::npos) << reply;
+  EXPECT_EQ(reply.find("STAT engine ", at + 1), std::string::npos) << "named twice: " << reply;
   EXPECT_TRUE(reply.ends_with("END\r\n"));
 }
 
