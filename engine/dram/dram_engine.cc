@@ -243,9 +243,7 @@ class DramEngine final : public IndexEngine {
   }
 
   [[nodiscard]] UpsertResult upsert(std::string_view key, ItemRef ref) noexcept override {
-    const UpsertResult result = hashed_ ? upsert_hashed(key, ref) : upsert_tree(key, ref);
-    if (result.status == UpsertStatus::kInserted) size_.fetch_add(1, std::memory_order_relaxed);
-    return result;
+    return hashed_ ? upsert_hashed(key, ref) : upsert_tree(key, ref);
   }
 
   // With the hash index, a group's keys are found together: their table lines, then the slots
@@ -266,17 +264,12 @@ class DramEngine final : public IndexEngine {
       prefetch_group(group, hashes);
       for (std::size_t i = 0; i < group.size(); ++i) {
         group[i].result = upsert_hashed_locked(group[i].key, hashes[i], group[i].ref);
-        if (group[i].result.status == UpsertStatus::kInserted) {
-          size_.fetch_add(1, std::memory_order_relaxed);
-        }
       }
     }
   }
 
   [[nodiscard]] ItemRef erase(std::string_view key) noexcept override {
-    const ItemRef previous = hashed_ ? erase_hashed(key) : erase_tree(key);
-    if (previous != kNoItem) size_.fetch_sub(1, std::memory_order_relaxed);
-    return previous;
+    return hashed_ ? erase_hashed(key) : erase_tree(key);
   }
 
   void scan(std::string_view from,
@@ -317,6 +310,7 @@ class DramEngine final : public IndexEngine {
     } catch (const std::bad_alloc&) {
       return {UpsertStatus::kOutOfMemory, kNoItem};
     }
+    size_.fetch_add(1, std::memory_order_relaxed);
     return {UpsertStatus::kInserted, kNoItem};
   }
 
@@ -348,6 +342,7 @@ class DramEngine final : public IndexEngine {
       if (slot != nullptr) slots_.release(slot);
       return {UpsertStatus::kOutOfMemory, kNoItem};
     }
+    size_.fetch_add(1, std::memory_order_relaxed);
     return {UpsertStatus::kInserted, kNoItem};
   }
 
@@ -380,6 +375,7 @@ class DramEngine final : public IndexEngine {
     if (it == tree_.end()) return kNoItem;
     const ItemRef previous = it->target;
     tree_.erase(it);
+    size_.fetch_sub(1, std::memory_order_relaxed);
     return previous;
   }
 
@@ -394,6 +390,7 @@ class DramEngine final : public IndexEngine {
     tree_.erase(Probe{key_head(key), key});  // reads the slot's item on a tie of long keys
     shard.erase(it);
     slots_.release(slot);
+    size_.fetch_sub(1, std::memory_order_relaxed);
     return previous;
   }
 

@@ -317,17 +317,10 @@ INSTANTIATE_TEST_SUITE_P(dram_tree_only, ConcurrentEngineTest,
 // The dram engine's hash index over enough keys that each of its tables grows several times
 // (rehashing what it holds) and shrinks by erases, with keys whose 23-byte heads tie: every
 // lookup, every upsert's result and a scan of every key's present reference match a std::map.
-TEST(DramEngine, HashIndexThroughGrowthReplacesAndErasesMatchesAStdMapModel) {
-  std::deque<std::string> keys;
-  EngineContext context;
-  context.key_of = [](ItemRef ref) {
-    return std::string_view(*reinterpret_cast<const std::string*>(ref));
-  };
-  const auto engine = find_engine("dram")->create(context);
-  const auto ref_for = [&](std::string key) {
-    keys.push_back(std::move(key));
-    return reinterpret_cast<ItemRef>(&keys.back());
-  };
+// (The fixture, instantiated for dram alone, outside the engine suites.)
+class DramEngineTest : public EngineTest {};
+
+TEST_P(DramEngineTest, HashIndexThroughGrowthReplacesAndErasesMatchesAStdMapModel) {
   std::map<std::string, ItemRef> model;
   std::mt19937 rng(47);
   const auto random_key = [&] {
@@ -338,28 +331,22 @@ TEST(DramEngine, HashIndexThroughGrowthReplacesAndErasesMatchesAStdMapModel) {
     const auto it = model.find(key);
     if (rng() % 5 != 0) {
       const ItemRef ref = ref_for(key);
-      const UpsertResult r = engine->upsert(key, ref);
+      const UpsertResult r = engine_->upsert(key, ref);
       ASSERT_EQ(r.status, it == model.end() ? UpsertStatus::kInserted : UpsertStatus::kReplaced);
       ASSERT_EQ(r.previous, it == model.end() ? kNoItem : it->second);
       model[key] = ref;
     } else {
-      ASSERT_EQ(engine->erase(key), it == model.end() ? kNoItem : it->second);
+      ASSERT_EQ(engine_->erase(key), it == model.end() ? kNoItem : it->second);
       if (it != model.end()) model.erase(it);
     }
   }
-  ASSERT_EQ(engine->size(), model.size());
-  for (const auto& [key, ref] : model) ASSERT_EQ(engine->lookup(key), ref);
   for (int i = 0; i < 1000; ++i) {
-    const std::string key = numbered("absent", static_cast<unsigned long>(i));
-    ASSERT_EQ(engine->lookup(key), kNoItem);
+    ASSERT_EQ(engine_->lookup(numbered("absent", static_cast<unsigned long>(i))), kNoItem);
   }
-  std::vector<std::pair<std::string, ItemRef>> scanned;
-  engine->scan("", [&](std::string_view key, ItemRef ref) {
-    scanned.emplace_back(key, ref);
-    return true;
-  });
-  EXPECT_EQ(scanned, (std::vector<std::pair<std::string, ItemRef>>(model.begin(), model.end())));
+  expect_matches(model);
 }
+
+INSTANTIATE_TEST_SUITE_P(dram, DramEngineTest, ::testing::Values(std::string("dram")));
 
 TEST(EngineRegistry, FindsDramAndListsNames) {
   ASSERT_NE(find_engine("dram"), nullptr);
