@@ -1,11 +1,15 @@
 #include "server/connection.h"
 
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
 #include "server/connection_manager.h"
@@ -39,11 +43,12 @@ std::string describe_endpoint(const asio::ip::tcp::endpoint& endpoint) {
   return "tcp:" + address.to_string() + ":" + port;
 }
 
-Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
-                       ThreadStats& thread_stats, ConnectionManager& manager,
-                       const protocol::ParserLimits& limits, bool measure_latency,
-                       SetBatch* set_batch)
-    : socket_(std::move(socket)),
+Connection::Connection(asio::ip::tcp::socket socket, ReadinessSet& readiness,
+                       CommandExecutor& executor, ThreadStats& thread_stats,
+                       ConnectionManager& manager, const protocol::ParserLimits& limits,
+                       bool measure_latency, SetBatch* set_batch)
+    : io_(socket.get_executor()),
+      readiness_(readiness),
       executor_(executor),
       thread_stats_(thread_stats),
       manager_(manager),
@@ -55,12 +60,20 @@ Connection::Connection(asio::ip::tcp::socket socket, CommandExecutor& executor,
       input_(kInitialInputSize),
       measure_latency_(measure_latency) {
   boost::system::error_code error;
-  fd_ = static_cast<int>(socket_.native_handle());
-  socket_.non_blocking(true, error);  // write_pending() sends without blocking
-  if (const auto remote = socket_.remote_endpoint(error); !error) addr_ = describe_endpoint(remote);
-  if (const auto local = socket_.local_endpoint(error); !error)
+  socket.non_blocking(true, error);  // receives and sends never block
+  if (const auto remote = socket.remote_endpoint(error); !error) addr_ = describe_endpoint(remote);
+  if (const auto local = socket.local_endpoint(error); !error)
     listen_addr_ = describe_endpoint(local);
+  // From here the descriptor is the connection's, waited for in its worker's ReadinessSet.
+  fd_ = static_cast<int>(socket.release(error));
+  if (error) fd_ = -1;
   last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
+}
+
+Connection::~Connection() {
+  if (closed_ || fd_ < 0) return;
+  readiness_.remove(fd_);
+  ::close(fd_);
 }
 
 ConnectionInfo Connection::info() const {
@@ -82,7 +95,7 @@ void Connection::start_watching(std::uint16_t flags) {
       flags, [weak](const std::shared_ptr<const std::string>& line) {
         const std::shared_ptr<Connection> self = weak.lock();
         if (!self) return false;
-        asio::post(self->socket_.get_executor(), [self, line] { self->deliver_log(*line); });
+        asio::post(self->io_, [self, line] { self->deliver_log(*line); });
         return true;
       });
 }
@@ -94,16 +107,25 @@ void Connection::deliver_log(const std::string& line) {
   write_pending();
 }
 
-void Connection::start() { read_more(); }
+void Connection::start() {
+  if (fd_ < 0 || !readiness_.add(fd_, *this, EPOLLIN)) {
+    spdlog::warn("cannot wait for a client socket: {}", std::strerror(errno));
+    close();
+    return;
+  }
+  interest_ = EPOLLIN;
+  read_more();
+}
 
 void Connection::stop() {
-  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+  asio::post(io_, [self = shared_from_this()] {
     if (self->closed_) return;
     self->input_closed_ = true;
-    boost::system::error_code ignored;
-    // Wakes a pending read with EOF; replies to commands already received still go out.
-    self->socket_.shutdown(asio::ip::tcp::socket::shutdown_receive, ignored);
-    if (!self->reading_ && !self->writing_ && !self->awaiting_sets()) self->close();
+    self->reading_ = false;
+    ::shutdown(self->fd_, SHUT_RD);
+    // Replies to commands already received still go out (process_input closes after them);
+    // a write in flight or sets in the batch go on to process_input themselves.
+    if (!self->writing_ && !self->awaiting_sets()) self->process_input();
   });
 }
 
@@ -128,26 +150,30 @@ void Connection::make_room_for_input() {
 }
 
 void Connection::read_more() {
-  if (reading_ || input_closed_ || close_after_write_ || closed_) return;
+  if (reading_ || input_closed_ || close_after_write_ || closed_ || awaiting_sets()) return;
   if (pending_.size() >= kOutputHighWater) return;  // back-pressure: wait for the write
   reading_ = true;
-  // The read starts after the handlers already queued on this worker have run. Started at once,
-  // right after a reply went out, the receive nearly always finds the socket empty (the client
-  // has not had the reply yet): one wasted recvfrom per request, 7-11% of the server's CPU per
-  // SET (measured pinned, dram and wort). Started a round later, it usually finds the next
-  // request without waiting for epoll (issue 16, docs/TAIL_LATENCY.md).
-  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->start_read(); });
+  // The socket stays watched for input while the connection does not want it, until the set
+  // reports input then (on_ready); only then is it narrowed, and widened here again.
+  if ((interest_ & EPOLLIN) == 0) set_interest(interest_ | EPOLLIN);
 }
 
-void Connection::start_read() {
-  // A connection that closes once its last replies are out reads no more (as read_more checks).
-  // Nor does one whose sets wait in the batch: their requests view input_, which making room
-  // would move or free (a read posted before a write completed and a set was deferred);
-  // finish_set() starts reading again.
-  if (closed_ || close_after_write_ || awaiting_sets()) {
-    reading_ = false;
-    return;
+void Connection::on_ready(std::uint32_t events) {
+  const std::shared_ptr<Connection> self = shared_from_this();  // close() may drop the last owner
+  if (closed_) return;
+  const bool failed = (events & (EPOLLERR | EPOLLHUP)) != 0;
+  if (writing_ && (failed || (events & EPOLLOUT) != 0)) continue_write();
+  if (closed_ || (!failed && (events & EPOLLIN) == 0)) return;
+  if (reading_) {
+    receive();
+  } else if ((interest_ & EPOLLIN) != 0) {
+    // Input (or the end of it) the connection does not want now: a level-triggered set would
+    // report it again every turn until then.
+    set_interest(interest_ & ~std::uint32_t{EPOLLIN});
   }
+}
+
+void Connection::receive() {
   make_room_for_input();
   if (input_end_ == input_.size()) {
     // The parser wants more than the largest request we accept; memcached gives up too.
@@ -158,34 +184,16 @@ void Connection::start_read() {
     write_pending();
     return;
   }
-  const asio::mutable_buffer room =
-      asio::buffer(input_.data() + input_end_, input_.size() - input_end_);
-  if (!std::exchange(read_after_sets_, false)) {
-    // Receive now and handle what came in this turn: receive, execute, reply, as memcached does.
-    // (Asio's async_read_some queues even a receive that succeeds at once as a completion for a
-    // later turn, so a worker read all its ready connections before it answered any.)
-    boost::system::error_code error;
-    const std::size_t bytes = socket_.read_some(room, error);
-    if (error != asio::error::would_block && error != asio::error::try_again) {
-      on_read(error, bytes);
-      return;
-    }
-  }
-  // Nothing there yet, or the batch has just answered this connection's sets together with
-  // everyone else's, so that its next request is most likely not sent yet: Asio waits for it.
-  // (Asio receives once more before it queues the wait, as its edge-triggered epoll needs; an
-  // async_wait would instead re-arm the descriptor with an epoll_ctl, a system call as well.)
-  socket_.async_read_some(
-      room, [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
-        self->on_read(error, bytes);
-      });
+  const ssize_t received = ::recv(fd_, input_.data() + input_end_, input_.size() - input_end_, 0);
+  if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  // A failed receive (a reset) ends the input as EOF does.
+  on_read(received <= 0, received > 0 ? static_cast<std::size_t>(received) : 0);
 }
 
-void Connection::on_read(const boost::system::error_code& error, std::size_t bytes) {
+void Connection::on_read(bool end_of_input, std::size_t bytes) {
   reading_ = false;
-  if (closed_) return;
   if (measure_latency_) read_at_ = Clock::now();
-  if (error) {
+  if (end_of_input) {
     // EOF or reset: answer what was received (as memcached does for `printf ... | nc`).
     input_closed_ = true;
   } else {
@@ -306,7 +314,6 @@ void Connection::finish_set(const engine::StoreOutcome& outcome) {
   if (closed_) return;
   last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
   if (held) handle(held_, held_start_);
-  read_after_sets_ = true;
   process_input();
 }
 
@@ -317,28 +324,23 @@ void Connection::write_pending() {
     return;
   }
   const Clock::time_point write_start = measure_latency_ ? Clock::now() : Clock::time_point{};
-  // Replies go to the socket at once (it is non-blocking); only what it cannot take now, a large
-  // reply or one to a client that does not read, waits for Asio. Sent here, a reply costs no
-  // completion handler.
-  boost::system::error_code send_error;
-  const std::size_t sent = socket_.write_some(asio::buffer(pending_), send_error);
-  if (send_error && send_error != asio::error::would_block &&
-      send_error != asio::error::try_again) {
+  // Replies go to the socket at once; only what it cannot take now, a large reply or one to a
+  // client that does not read, waits for the set to report room (continue_write).
+  const ssize_t sent = ::send(fd_, pending_.data(), pending_.size(), MSG_NOSIGNAL);
+  if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
     close();
     return;
   }
-  thread_stats_.add(thread_stats_.bytes_written, sent);
-  if (sent == pending_.size()) {
+  const std::size_t taken = sent > 0 ? static_cast<std::size_t>(sent) : 0;
+  thread_stats_.add(thread_stats_.bytes_written, taken);
+  if (taken == pending_.size()) {
     pending_.clear();
   } else {
     writing_ = true;
     sending_.swap(pending_);
+    sent_ = taken;
     pending_.clear();
-    asio::async_write(
-        socket_, asio::buffer(sending_.data() + sent, sending_.size() - sent),
-        [self = shared_from_this()](const boost::system::error_code& error, std::size_t bytes) {
-          self->on_write(error, bytes);
-        });
+    if (!set_interest(interest_ | EPOLLOUT)) return;  // closed
   }
   if (measure_latency_) {
     const Clock::time_point now = Clock::now();
@@ -348,27 +350,52 @@ void Connection::write_pending() {
   if (!writing_ && close_after_write_) close();
 }
 
-void Connection::on_write(const boost::system::error_code& error, std::size_t bytes) {
-  writing_ = false;
-  if (closed_) return;
-  if (error) {
-    close();
-    return;
+void Connection::continue_write() {
+  while (sent_ < sending_.size()) {
+    const ssize_t sent =
+        ::send(fd_, sending_.data() + sent_, sending_.size() - sent_, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;  // the set reports room again
+      close();
+      return;
+    }
+    sent_ += static_cast<std::size_t>(sent);
+    thread_stats_.add(thread_stats_.bytes_written, static_cast<std::size_t>(sent));
   }
-  thread_stats_.add(thread_stats_.bytes_written, bytes);
+  if (!set_interest(interest_ & ~std::uint32_t{EPOLLOUT})) return;  // closed
+  on_write();
+}
+
+void Connection::on_write() {
+  writing_ = false;
   sending_.clear();
+  sent_ = 0;
   if (sending_.capacity() > 4 * kOutputHighWater) sending_.shrink_to_fit();
   // Input left unparsed by back-pressure can be processed now.
   process_input();
 }
 
+bool Connection::set_interest(std::uint32_t events) {
+  if (!readiness_.modify(fd_, *this, events)) {
+    spdlog::warn("cannot wait for a client socket: {}", std::strerror(errno));
+    close();
+    return false;
+  }
+  interest_ = events;
+  return true;
+}
+
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  reading_ = false;
   if (watch_id_ != 0) executor_.context().admin.watchers.remove(watch_id_);
-  boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  if (fd_ >= 0) {
+    readiness_.remove(fd_);
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+  }
   manager_.remove(shared_from_this());
 }
 

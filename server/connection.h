@@ -2,11 +2,12 @@
 //
 // The connection reads into a contiguous buffer, parses and executes every complete command
 // in it (memcached clients pipeline), and batches the replies of one read into a single
-// write: a direct non-blocking send, with only what the socket cannot take left to an
-// asynchronous write. While that write is in flight, new replies collect in a second buffer;
+// write: a direct non-blocking send, with only what the socket cannot take left until it has
+// room. While that write is in flight, new replies collect in a second buffer;
 // once that buffer passes kOutputHighWater the connection stops parsing and reading until the
 // write completes, so a client that never reads cannot make the server buffer without bound.
-// The next read starts one scheduler round after the replies went out (read_more says why).
+// The socket is not Asio's: it sits in its worker's ReadinessSet (level-triggered epoll) from
+// start() to close(), and the connection receives only when the set says input is there.
 // Sets (text, binary and ms) wait for the worker's group commit (set_batch.h): a pipeline's run of
 // them together, with the command after the run held, parsed, until they are stored.
 // The first byte a client sends picks the wire format for the connection's life, as in
@@ -15,8 +16,9 @@
 // ThreadStats (server_stats.h says which phases).
 //
 // Lifetime: owned by shared_ptrs captured in every pending handler and by the
-// ConnectionManager. Thread safety: a connection lives on one worker's io_context (one
-// thread); stop() may be called from any thread and posts to that context.
+// ConnectionManager (the ReadinessSet holds a plain pointer, removed by close() and the
+// destructor). Thread safety: a connection lives on one worker's io_context (one thread);
+// stop() may be called from any thread and posts to that context.
 #pragma once
 
 #include <atomic>
@@ -32,6 +34,7 @@
 #include "protocol/command.h"
 #include "protocol/parser.h"
 #include "server/command_executor.h"
+#include "server/readiness_set.h"
 
 namespace pmcached::server {
 
@@ -41,17 +44,25 @@ std::string describe_endpoint(const boost::asio::ip::tcp::endpoint& endpoint);
 class ConnectionManager;
 class SetBatch;
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection final : public std::enable_shared_from_this<Connection>,
+                         private ReadinessSet::Listener {
  public:
   // Replies pending beyond this pause parsing and reading until the socket drains.
   static constexpr std::size_t kOutputHighWater = 1u << 20;
   static constexpr std::size_t kInitialInputSize = 16u << 10;
 
-  // `set_batch`: the worker's group commit of sets (nullptr: each set is stored alone).
-  Connection(boost::asio::ip::tcp::socket socket, CommandExecutor& executor,
-             ThreadStats& thread_stats, ConnectionManager& manager,
+  // `socket`: accepted on the worker's io_context; the connection takes its descriptor and
+  // waits for it in `readiness`, the worker's set. `set_batch`: the worker's group commit of
+  // sets (nullptr: each set is stored alone).
+  Connection(boost::asio::ip::tcp::socket socket, ReadinessSet& readiness,
+             CommandExecutor& executor, ThreadStats& thread_stats, ConnectionManager& manager,
              const protocol::ParserLimits& limits, bool measure_latency = false,
              SetBatch* set_batch = nullptr);
+
+  ~Connection();
+
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   void start();
 
@@ -70,9 +81,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   static constexpr std::size_t kMaxWaitingSets = 64;
 
  private:
+  // Wants input again (the set reports it; nothing is received here).
   void read_more();
-  void start_read();
-  void on_read(const boost::system::error_code& error, std::size_t bytes);
+  void on_ready(std::uint32_t events) override;
+  void receive();
+  void on_read(bool end_of_input, std::size_t bytes);
   void process_input();
   void execute_commands();
   // Leaves command_ in set_batch_ if it is a set that may wait there (CommandExecutor::
@@ -82,7 +95,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle(const protocol::ParseResult& result, std::chrono::steady_clock::time_point start);
   [[nodiscard]] bool awaiting_sets() const noexcept { return sets_waiting_ > 0; }
   void write_pending();
-  void on_write(const boost::system::error_code& error, std::size_t bytes);
+  // Sends more of sending_ once the socket takes it.
+  void continue_write();
+  void on_write();
+  // What the set reports for the socket: EPOLLIN and/or EPOLLOUT. False if epoll refused.
+  bool set_interest(std::uint32_t events);
   void make_room_for_input();
   void close();
   // `watch`: from now on the connection only carries log lines (input is read and dropped, to
@@ -94,7 +111,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return {input_.data() + input_begin_, input_end_ - input_begin_};
   }
 
-  boost::asio::ip::tcp::socket socket_;
+  boost::asio::any_io_executor io_;  // the worker's
+  ReadinessSet& readiness_;
   CommandExecutor& executor_;
   ThreadStats& thread_stats_;
   ConnectionManager& manager_;
@@ -107,10 +125,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   SetBatch* set_batch_;
   // Sets that wait in set_batch_ (the first sets_waiting_ of waiting_sets_, whose later
   // elements only keep their capacity), in the order they came (a pipeline's run of them), and
-  // how many of them are stored already. While any waits, no read starts and nothing is sent
-  // (their views point into input_; a read already in flight only appends after them), and
-  // the first command after them that is not such a set is held, parsed, in command_ until
-  // they are all stored, so replies keep the order of the commands.
+  // how many of them are stored already. While any waits, nothing is received or sent (their
+  // views point into input_), and the first command after them that is not such a set is held,
+  // parsed, in command_ until they are all stored, so replies keep the order of the commands.
   struct WaitingSet {
     DeferredSet set;
     std::chrono::steady_clock::time_point start{};  // when it began to execute
@@ -127,19 +144,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t input_end_ = 0;    // one past the last received byte
   std::string pending_;          // replies not yet handed to the socket
   std::string sending_;          // replies of the write in flight
+  std::size_t sent_ = 0;         // of sending_, handed to the socket
 
   using Clock = std::chrono::steady_clock;
   const bool measure_latency_;
   Clock::time_point read_at_{};  // when the latest read completed
 
-  bool reading_ = false;
-  bool read_after_sets_ = false;  // the next read follows replies to sets the batch stored
-  bool writing_ = false;
-  bool input_closed_ = false;  // peer sent EOF, or stop() was called
+  bool reading_ = false;        // wants input: receives when the set reports it
+  std::uint32_t interest_ = 0;  // what the set watches the socket for
+  bool writing_ = false;        // sending_ waits for the socket to take it
+  bool input_closed_ = false;   // peer sent EOF, or stop() was called
   bool close_after_write_ = false;
   bool closed_ = false;
 
-  // For `stats conns` and log watching.
+  // The socket; also shown by `stats conns` (kept after the close, for that).
   int fd_ = -1;
   std::string addr_;
   std::string listen_addr_;

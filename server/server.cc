@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/connection.h"
+#include "server/readiness_set.h"
 #include "server/set_batch.h"
 
 namespace pmcached::server {
@@ -49,7 +50,8 @@ struct Server::Worker {
         stats(thread_stats),
         set_batch(context.store, io) {}
 
-  asio::io_context io{1};  // one thread per context: no internal locking needed
+  asio::io_context io{1};      // one thread per context: no internal locking needed
+  ReadinessSet readiness{io};  // its connections' sockets
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   CommandExecutor executor;
   ThreadStats& stats;
@@ -193,38 +195,38 @@ void Server::maintain() {
 void Server::accept_next() {
   Worker& worker = *workers_[next_worker_];
   next_worker_ = (next_worker_ + 1) % workers_.size();
-  acceptor_.async_accept(
-      worker.io, [this, &worker](const boost::system::error_code& error, tcp::socket socket) {
-        if (error) {
-          if (error == asio::error::operation_aborted || stopping_) return;
-          if (out_of_resources(error)) {
-            pause_accepting(error);
-            return;
-          }
-          // A failure of this one connection (e.g. reset before it was accepted): keep accepting.
-          spdlog::warn("accept failed: {}", error.message());
-          accept_next();
-          return;
-        }
-        if (accept_paused_.load(std::memory_order_relaxed)) end_pause();
-        if (!connections_.try_reserve()) {
-          // memcached's maxconns_fast behaviour: tell the client and close at once.
-          stats_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
-          boost::system::error_code ignored;
-          asio::write(socket, asio::buffer(protocol::reply::kTooManyConnections), ignored);
-          socket.close(ignored);
-          accept_next();
-          return;
-        }
-        boost::system::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        auto connection = std::make_shared<Connection>(
-            std::move(socket), worker.executor, worker.stats, connections_, limits_,
-            options_.latency_stats, worker.set_batch.enabled() ? &worker.set_batch : nullptr);
-        connections_.add(connection);
-        asio::post(worker.io, [connection] { connection->start(); });
-        accept_next();
-      });
+  acceptor_.async_accept(worker.io, [this, &worker](const boost::system::error_code& error,
+                                                    tcp::socket socket) {
+    if (error) {
+      if (error == asio::error::operation_aborted || stopping_) return;
+      if (out_of_resources(error)) {
+        pause_accepting(error);
+        return;
+      }
+      // A failure of this one connection (e.g. reset before it was accepted): keep accepting.
+      spdlog::warn("accept failed: {}", error.message());
+      accept_next();
+      return;
+    }
+    if (accept_paused_.load(std::memory_order_relaxed)) end_pause();
+    if (!connections_.try_reserve()) {
+      // memcached's maxconns_fast behaviour: tell the client and close at once.
+      stats_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+      boost::system::error_code ignored;
+      asio::write(socket, asio::buffer(protocol::reply::kTooManyConnections), ignored);
+      socket.close(ignored);
+      accept_next();
+      return;
+    }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    auto connection = std::make_shared<Connection>(
+        std::move(socket), worker.readiness, worker.executor, worker.stats, connections_, limits_,
+        options_.latency_stats, worker.set_batch.enabled() ? &worker.set_batch : nullptr);
+    connections_.add(connection);
+    asio::post(worker.io, [connection] { connection->start(); });
+    accept_next();
+  });
 }
 
 // Stops accepting until a connection closes or the retry timer fires. The connections that
