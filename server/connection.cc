@@ -70,10 +70,11 @@ Connection::Connection(asio::ip::tcp::socket socket, ReadinessSet& readiness,
   last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
 }
 
+// Only a connection that never closed gets here with its socket: one dropped at the server's
+// end, maybe by the destruction of a handler that held it, when the worker's ReadinessSet may be
+// gone already. Closing the descriptor takes it out of the epoll set as well.
 Connection::~Connection() {
-  if (closed_ || fd_ < 0) return;
-  readiness_.remove(fd_);
-  ::close(fd_);
+  if (!closed_ && fd_ >= 0) ::close(fd_);
 }
 
 ConnectionInfo Connection::info() const {

@@ -16,9 +16,9 @@
 // ThreadStats (server_stats.h says which phases).
 //
 // Lifetime: owned by shared_ptrs captured in every pending handler and by the
-// ConnectionManager (the ReadinessSet holds a plain pointer, removed by close() and the
-// destructor). Thread safety: a connection lives on one worker's io_context (one thread);
-// stop() may be called from any thread and posts to that context.
+// ConnectionManager (the ReadinessSet holds a plain pointer, removed by close()). Thread safety: a
+// connection lives on one worker's io_context (one thread); stop() may be called from any thread
+// and posts to that context.
 #pragma once
 
 #include <atomic>
