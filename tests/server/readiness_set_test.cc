@@ -67,11 +67,16 @@ bool run_until(boost::asio::io_context& io, const Done& done) {
   return true;
 }
 
-TEST(ReadinessSet, ReportsInputOnceForEachArrivalThatIsReceived) {
+// A set on its own io_context, watching `sockets.ours` for `recorder`.
+class ReadinessSetTest : public ::testing::Test {
+ protected:
   boost::asio::io_context io;
-  ReadinessSet set(io);
+  ReadinessSet set{io};
   SocketPair sockets;
-  Recorder recorder(sockets.ours);
+  Recorder recorder{sockets.ours};
+};
+
+TEST_F(ReadinessSetTest, ReportsInputOnceForEachArrivalThatIsReceived) {
   ASSERT_TRUE(set.add(sockets.ours, recorder, EPOLLIN));
 
   io.poll();
@@ -87,11 +92,7 @@ TEST(ReadinessSet, ReportsInputOnceForEachArrivalThatIsReceived) {
   set.remove(sockets.ours);
 }
 
-TEST(ReadinessSet, InputLeftUnreadIsReportedAgainUntilTheInterestIsNarrowed) {
-  boost::asio::io_context io;
-  ReadinessSet set(io);
-  SocketPair sockets;
-  Recorder recorder(sockets.ours);
+TEST_F(ReadinessSetTest, InputLeftUnreadIsReportedAgainUntilTheInterestIsNarrowed) {
   recorder.consume_ = false;
   ASSERT_TRUE(set.add(sockets.ours, recorder, EPOLLIN));
   ASSERT_EQ(::send(sockets.peer, "x", 1, 0), 1);
@@ -114,26 +115,18 @@ TEST(ReadinessSet, InputLeftUnreadIsReportedAgainUntilTheInterestIsNarrowed) {
   set.remove(sockets.ours);
 }
 
-TEST(ReadinessSet, ReportsRoomToSendWhenAskedTo) {
-  boost::asio::io_context io;
-  ReadinessSet set(io);
-  SocketPair sockets;
-  Recorder recorder(sockets.ours);
+TEST_F(ReadinessSetTest, ReportsRoomToSendWhenAskedTo) {
   ASSERT_TRUE(set.add(sockets.ours, recorder, EPOLLOUT));
   ASSERT_TRUE(run_until(io, [&] { return !recorder.events_.empty(); }));
   EXPECT_NE(recorder.events_[0] & EPOLLOUT, 0u);
   set.remove(sockets.ours);
 }
 
-TEST(ReadinessSet, AnEmptySetLeavesNoWorkSoTheWorkerCanFinish) {
-  boost::asio::io_context io;
-  ReadinessSet set(io);
-  SocketPair first;
+TEST_F(ReadinessSetTest, AnEmptySetLeavesNoWorkSoTheWorkerCanFinish) {
   SocketPair second;
-  Recorder a(first.ours);
   Recorder b(second.ours);
-  ASSERT_TRUE(set.add(first.ours, a, EPOLLIN));
-  set.remove(first.ours);
+  ASSERT_TRUE(set.add(sockets.ours, recorder, EPOLLIN));
+  set.remove(sockets.ours);
   io.run();  // returns: the cancelled wait was the only work
   EXPECT_TRUE(io.stopped());
 
@@ -148,10 +141,7 @@ TEST(ReadinessSet, AnEmptySetLeavesNoWorkSoTheWorkerCanFinish) {
   EXPECT_TRUE(io.stopped());
 }
 
-TEST(ReadinessSet, RefusesADescriptorEpollCannotWatch) {
-  boost::asio::io_context io;
-  ReadinessSet set(io);
-  Recorder recorder(-1);
+TEST_F(ReadinessSetTest, RefusesADescriptorEpollCannotWatch) {
   EXPECT_FALSE(set.add(-1, recorder, EPOLLIN));
   int pipe_fds[2];
   ASSERT_EQ(::pipe(pipe_fds), 0);
