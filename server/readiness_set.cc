@@ -66,7 +66,7 @@ void ReadinessSet::wait() {
 void ReadinessSet::on_readable(const boost::system::error_code& error) {
   waiting_ = false;
   if (!error) {
-    std::array<epoll_event, kEventsPerTurn> events{};
+    std::array<epoll_event, kEventsPerTurn> events;  // epoll_wait fills them: not zeroed each turn
     const int count = ::epoll_wait(epoll_.native_handle(), events.data(), kEventsPerTurn, 0);
     for (int i = 0; i < count; ++i) {
       static_cast<Listener*>(events[i].data.ptr)->on_ready(events[i].events);
