@@ -10,6 +10,7 @@ Everything here waits on conditions with deadlines; nothing sleeps to synchronis
 """
 
 import errno
+import faulthandler
 import os
 import pathlib
 import shlex
@@ -18,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -31,6 +33,9 @@ DEFAULT_REFERENCE = "/usr/bin/memcached -U 0"
 START_DEADLINE_S = 20.0  # generous: sanitizer builds start slowly
 STOP_DEADLINE_S = 10.0
 IO_DEADLINE_S = 10.0
+# No test of this suite takes this long unless something is stuck: the hang reporter below then
+# prints where, before ctest's timeout kills the run and the evidence with it.
+HANG_REPORT_S = float(os.environ.get("PMCACHED_HANG_REPORT_S", "240"))
 
 
 def pytest_addoption(parser):
@@ -307,6 +312,126 @@ def thread_stacks(pid):
     return result.stdout + result.stderr
 
 
+def child_pids(parent):
+    """The live processes whose parent is `parent`."""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # The command in parentheses may hold spaces: the fields after it are fixed.
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent and fields[0] != "Z":
+            pids.add(int(entry))
+    return pids
+
+
+def process_command(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return shlex.join(a.decode(errors="replace") for a in f.read().split(b"\0") if a)
+    except OSError:
+        return "?"
+
+
+def task_states(pid):
+    """Per thread: its state, the kernel function it sleeps in and its signal masks (pending,
+    blocked, caught): why a process would not act on a signal."""
+    lines = []
+    try:
+        tasks = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError:
+        return "(no /proc entry)\n"
+    for tid in tasks:
+        base = f"/proc/{pid}/task/{tid}"
+        try:
+            with open(f"{base}/wchan") as f:
+                wchan = f.read().strip()
+            with open(f"{base}/status") as f:
+                status = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+        except OSError:
+            continue
+        fields = " ".join(f"{k}={status.get(k, '?').strip()}"
+                          for k in ("Name", "State", "SigPnd", "ShdPnd", "SigBlk", "SigCgt"))
+        lines.append(f"task {tid}: {fields} wchan={wchan}")
+    return "\n".join(lines) + "\n"
+
+
+class HangReporter:
+    """Prints, to the stderr pytest started with (ctest keeps it even when it kills the run on
+    its timeout), every Python thread's stack and the thread states and gdb stacks of every
+    server still running (with its log tail) and of every other child process, when a test or
+    the session's end has run for HANG_REPORT_S."""
+
+    def __init__(self):
+        self.stream = None
+
+    def open(self):
+        # pytest_configure runs while output capture is suspended: fd 2 is the real stderr.
+        self.stream = open(os.dup(sys.stderr.fileno()), "w")
+
+    def close(self):
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
+
+    def watch(self, what, servers):
+        """Starts a timer for `what`; servers() lists the ServerProcesses to report. Returns the
+        timer, to be cancelled when `what` is done."""
+        timer = threading.Timer(HANG_REPORT_S, self.report, (what, servers))
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def report(self, what, servers):
+        out = self.stream
+        if out is None:
+            return
+        out.write(f"\n==== hang report: {what} still running after {HANG_REPORT_S:.0f} s\n")
+        out.write("---- Python threads of the test run\n")
+        out.flush()
+        faulthandler.dump_traceback(file=out, all_threads=True)
+        reported = set()
+        for server in servers():
+            if not server.alive():
+                continue
+            reported.add(server.pid)
+            out.write(f"---- server pid {server.pid}: {shlex.join(server.argv)}\n")
+            out.write(task_states(server.pid) + thread_stacks(server.pid))
+            out.write("---- its log, last 3000 characters\n" + server.log_text()[-3000:] + "\n")
+            out.flush()
+        # Processes a test started by itself, outside server_factory.
+        for pid in child_pids(os.getpid()) - reported:
+            out.write(f"---- child pid {pid}: {process_command(pid)}\n")
+            out.write(task_states(pid) + thread_stacks(pid))
+            out.flush()
+        out.write("==== end of hang report\n")
+        out.flush()
+
+
+HANGS = HangReporter()
+
+
+def pytest_configure(config):
+    HANGS.open()
+
+
+def pytest_unconfigure(config):
+    HANGS.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    timer = HANGS.watch(item.nodeid, lambda: list(getattr(item, "pmcached_servers", [])))
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
 class Reaper:
     """Servers a test has finished with. Teardown only sends SIGTERM (memcached takes about a
     second to exit, which would dominate the suite's time); the session's end waits for each
@@ -350,7 +475,12 @@ REAPER = Reaper()
 
 
 def pytest_sessionfinish(session, exitstatus):
-    REAPER.finish()
+    timer = HANGS.watch("stopping the servers at the session's end",
+                        lambda: [server for _, server in REAPER.pending])
+    try:
+        REAPER.finish()
+    finally:
+        timer.cancel()
     if REAPER.problems and session.exitstatus == 0:
         session.exitstatus = 1
 
