@@ -103,10 +103,12 @@ def server_argv(command, port, extra_args, pool_path=None):
 class ServerProcess:
     """One running server: its process, address and captured output."""
 
-    def __init__(self, command, extra_args, log_path):
+    def __init__(self, command, extra_args, log_path, cwd=None, fresh_pool=True):
         self.command = command
         self.extra_args = list(extra_args)
         self.log_path = log_path
+        self.cwd = cwd
+        self.fresh_pool = fresh_pool  # False: pmcached's default pool (data/ under cwd)
         self.proc = None
         self.port = None
         self.argv = None
@@ -126,13 +128,14 @@ class ServerProcess:
         last_error = None
         for _attempt in range(3):  # the free port may be taken between probe and bind
             self.port = free_port()
-            self.argv = server_argv(self.command, self.port, self.extra_args,
-                                    pool_path=f"{self.log_path}.pool")
+            pool_path = f"{self.log_path}.pool" if self.fresh_pool else None
+            self.argv = server_argv(self.command, self.port, self.extra_args, pool_path=pool_path)
             with open(self.log_path, "ab") as log:
                 log.write(("$ " + shlex.join(self.argv) + "\n").encode())
                 log.flush()
                 self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=log,
-                                             stderr=subprocess.STDOUT, start_new_session=True)
+                                             stderr=subprocess.STDOUT, start_new_session=True,
+                                             cwd=self.cwd)
             try:
                 self._await_listening()
                 return self
@@ -527,14 +530,16 @@ def reference_command(request):
 
 @pytest.fixture
 def server_factory(request, server_command, tmp_path):
-    """start(*extra_flags, command=None) -> a running ServerProcess; all are stopped at teardown.
-    The output of each is written to a file and shown when the test fails."""
+    """start(*extra_flags, command=None, cwd=None, fresh_pool=True) -> a running ServerProcess;
+    all are stopped at teardown. The output of each is written to a file and shown when the test
+    fails. fresh_pool=False leaves pmcached on its default pool (data/pmcached.pool under cwd)."""
     started = []
     request.node.pmcached_servers = started
 
-    def start(*extra_args, command=None):
+    def start(*extra_args, command=None, cwd=None, fresh_pool=True):
         log_path = tmp_path / f"server-{len(started)}.log"
-        server = ServerProcess(command or server_command, extra_args, log_path)
+        server = ServerProcess(command or server_command, extra_args, log_path, cwd=cwd,
+                               fresh_pool=fresh_pool)
         started.append(server)
         return server.start()
 

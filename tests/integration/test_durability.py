@@ -20,14 +20,14 @@ import os
 import random
 import re
 import shlex
-import socket
 import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import HOST, START_DEADLINE_S, STOP_DEADLINE_S, ConnectionClosed, free_port
+from conftest import (HOST, START_DEADLINE_S, STOP_DEADLINE_S, ConnectionClosed, free_port,
+                      listening_inodes, socket_inodes)
 
 ENGINES = os.environ.get("PMCACHED_PERSISTENT_ENGINES", "wort").replace(",", " ").split()
 BASE_SEED = int(os.environ.get("PMCACHED_DURABILITY_SEED", random.randrange(1 << 30)))
@@ -79,11 +79,11 @@ class PoolFile:
                               stderr=subprocess.PIPE) as proc:
             deadline = time.monotonic() + START_DEADLINE_S
             while proc.poll() is None and time.monotonic() < deadline:
-                try:
-                    socket.create_connection((HOST, port), timeout=1.0).close()
+                # Its own listening socket, not just a connection: another test's server may
+                # hold the probed port.
+                if listening_inodes(port) & socket_inodes(proc.pid):
                     break  # serving: the pool was accepted
-                except OSError:
-                    time.sleep(0.01)  # polling interval of a deadline-bounded wait
+                time.sleep(0.01)  # polling interval of a deadline-bounded wait
             if proc.poll() is None:
                 proc.kill()
                 _, err = proc.communicate(timeout=STOP_DEADLINE_S)
@@ -585,27 +585,14 @@ def test_pool_in_a_missing_directory_is_refused(pool, tmp_path):
     assert not (tmp_path / "no").exists()
 
 
-def test_default_pool_directory_is_created(pmcached_argv, engine, tmp_path):
+def test_default_pool_directory_is_created(server_factory, pmcached_argv, engine, tmp_path):
     """Without --pool the default data/pmcached.pool works from a fresh directory: its
     directory is created (only the default's)."""
-    port = free_port()
-    argv = pmcached_argv + ["--engine", engine, "-m", str(POOL_MB), "-p", str(port), "-l", HOST]
-    with subprocess.Popen(argv, cwd=tmp_path, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
-        try:
-            deadline = time.monotonic() + START_DEADLINE_S
-            while True:
-                assert proc.poll() is None, proc.stderr.read().decode(errors="replace")
-                assert time.monotonic() < deadline, "not serving"
-                try:
-                    socket.create_connection((HOST, port), timeout=1.0).close()
-                    break
-                except OSError:
-                    time.sleep(0.01)  # polling interval of a deadline-bounded wait
-        finally:
-            proc.terminate()
-            assert proc.wait(timeout=STOP_DEADLINE_S) == 0
+    command = shlex.join(pmcached_argv + ["--engine", engine, "-m", str(POOL_MB)])
+    server = server_factory(command=command, cwd=tmp_path, fresh_pool=False)
     assert (tmp_path / "data" / "pmcached.pool").is_file()
+    assert server.stop(), f"no exit on SIGTERM; its threads:\n{server.stacks}"
+    assert server.proc.returncode == 0, server.log_text()[-3000:]
     (tmp_path / "data" / "pmcached.pool").unlink()
 
 
