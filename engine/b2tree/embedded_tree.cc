@@ -1,10 +1,11 @@
 // The embedded tree's bytes (docs/LAYOUTS.md, "b2tree embedded tree"), all integers u16
 // little-endian (native, as every page field), unaligned:
 //
-//   [0, 2)        u16 R              ranges (>= 1)
+//   [0, 2)        u16 R | U << 15    R ranges (>= 1); U: the unconfirmed prefixes follow
 //   [2, 2 + 2R)   u16 bound[R]       exclusive upper slot bound of each range; range r is
 //                                    [r == 0 ? 0 : bound[r-1], bound[r])
-//   [2 + 2R, size) the nodes in pre-order from the root, back to back: every child lies after
+//   [.., + R)     u8 unconfirmed[R]  (only with U) each range's unconfirmed prefix length
+//   [root, size)  the nodes in pre-order from the root, back to back: every child lies after
 //                 its parent (offsets only grow, so a walk over any bytes ends).
 //
 // Nodes, each with a one-byte header:
@@ -54,6 +55,10 @@ constexpr std::uint8_t kCountMask = 0x0F;
 constexpr std::uint16_t kRangeTag = 0x8000;
 // Offsets and range indexes are 15 bits: the region is at most this long.
 constexpr std::size_t kMaxRegion = 0x7FFF;
+constexpr std::uint16_t kUnconfirmedFlag = 0x8000;  // in the header word
+constexpr std::size_t kMaxUnconfirmed = 0xFF;
+constexpr std::size_t kHeadBytes = 7;  // a wide slot's head (engine/bptree/node.h)
+constexpr std::uint8_t kWorthwhileUnconfirmed = 4;
 
 std::uint16_t load16(std::span<const std::byte> region, std::size_t offset) noexcept {
   std::uint16_t v;
@@ -69,19 +74,25 @@ std::uint8_t byte_at(std::span<const std::byte> region, std::size_t offset) noex
 struct Header {
   std::size_t ranges = 0;
   std::size_t root = 0;
+  std::size_t unconfirmed = 0;  // offset of the unconfirmed prefixes, 0 if there are none
 };
 
 Header read_header(std::span<const std::byte> region) noexcept {
   if (region.size() < kHeaderBytes) return {};
-  const std::size_t ranges = load16(region, 0);
-  if (ranges == 0 || kHeaderBytes + 2 * ranges > region.size()) return {};
-  return {ranges, kHeaderBytes + 2 * ranges};
+  const std::uint16_t word = load16(region, 0);
+  const std::size_t ranges = word & ~kUnconfirmedFlag;
+  const std::size_t bounds_end = kHeaderBytes + 2 * ranges;
+  const bool unconfirmed = (word & kUnconfirmedFlag) != 0;
+  const std::size_t root = bounds_end + (unconfirmed ? ranges : 0);
+  if (ranges == 0 || root > region.size()) return {};
+  return {ranges, root, unconfirmed ? bounds_end : 0};
 }
 
 // ---- lookup ----
 
 RangeHit whole_page(std::size_t slot_count) noexcept {
-  return {0, 0, static_cast<std::uint16_t>(std::min<std::size_t>(slot_count, 0xFFFF)), kNoSkip};
+  return {0, 0, static_cast<std::uint16_t>(std::min<std::size_t>(slot_count, 0xFFFF)), kNoSkip,
+          kNoSkip};
 }
 
 RangeHit finish(std::span<const std::byte> region, const Header& h, std::size_t range,
@@ -91,8 +102,13 @@ RangeHit finish(std::span<const std::byte> region, const Header& h, std::size_t 
   const std::size_t end = std::min<std::size_t>(load16(region, kHeaderBytes + 2 * range), limit);
   const std::size_t begin =
       range == 0 ? 0 : std::min<std::size_t>(load16(region, kHeaderBytes + 2 * (range - 1)), end);
+  std::uint16_t heads_at = skip;
+  if (h.unconfirmed != 0 && skip != kNoSkip) {
+    heads_at = static_cast<std::uint16_t>(
+        std::min<std::size_t>(skip + byte_at(region, h.unconfirmed + range), kNoSkip - 1));
+  }
   return {static_cast<std::uint16_t>(range), static_cast<std::uint16_t>(begin),
-          static_cast<std::uint16_t>(end), skip};
+          static_cast<std::uint16_t>(end), skip, heads_at};
 }
 
 // Where a decision node's parts lie; false if the node does not fit the region.
@@ -206,24 +222,39 @@ RangeHit extreme_leaf(std::span<const std::byte> region, const Header& h, std::s
 
 class Builder {
  public:
-  Builder(std::vector<std::string_view> keys, unsigned threshold, bool spans)
-      : keys_(std::move(keys)), threshold_(std::max(threshold, 1u)), spans_(spans) {}
+  Builder(std::vector<std::string_view> keys, unsigned threshold, bool spans,
+          Unconfirmed unconfirmed)
+      : keys_(std::move(keys)),
+        threshold_(std::max(threshold, 1u)),
+        spans_(spans),
+        want_unconfirmed_(unconfirmed == Unconfirmed::kPrefixes) {}
 
   // Builds the whole tree; false if it grew past `limit` bytes.
   bool run(std::size_t limit) {
     limit_ = limit;
     emit_node(0, keys_.size(), 0);
-    return !over();
+    if (over()) return false;
+    // The unconfirmed prefixes cost a byte per range: they are written where they pay, when a
+    // quarter of the ranges or more move their heads by kWorthwhileUnconfirmed bytes (URL-like
+    // keys: about 40% of the ranges on 64 KiB pages, titles 4%, Random none), and fit.
+    const auto worthwhile = static_cast<std::size_t>(
+        std::count_if(unconfirmed_.begin(), unconfirmed_.end(),
+                      [](std::uint8_t n) { return n >= kWorthwhileUnconfirmed; }));
+    has_unconfirmed_ = worthwhile > 0 && 4 * worthwhile >= ends_.size();
+    if (over()) has_unconfirmed_ = false;
+    return true;
   }
 
-  std::size_t bytes() const { return kHeaderBytes + 2 * ends_.size() + nodes_.size(); }
+  std::size_t bytes() const { return nodes_at() + nodes_.size(); }
 
   BuildResult write(std::span<std::byte> out) const {
     BuildResult r;
     r.bytes = bytes();
     r.range_end = ends_;
     r.range_skip = skips_;
-    const std::size_t base = kHeaderBytes + 2 * ends_.size();
+    for (std::size_t i = 0; i < unconfirmed_.size() && has_unconfirmed_; ++i)
+      r.range_skip[i] = static_cast<std::uint16_t>(r.range_skip[i] + unconfirmed_[i]);
+    const std::size_t base = nodes_at();
     std::vector<std::uint8_t> nodes = nodes_;
     for (std::size_t at : child_offsets_) {  // node-relative offsets become region offsets
       std::uint16_t v;
@@ -235,14 +266,33 @@ class Builder {
       const auto u = static_cast<std::uint16_t>(v);
       std::memcpy(out.data() + at, &u, 2);
     };
-    put16(0, ends_.size());
+    put16(0, ends_.size() | (has_unconfirmed_ ? kUnconfirmedFlag : 0));
     for (std::size_t i = 0; i < ends_.size(); ++i) put16(kHeaderBytes + 2 * i, ends_[i]);
+    if (has_unconfirmed_) {
+      std::memcpy(out.data() + kHeaderBytes + 2 * ends_.size(), unconfirmed_.data(),
+                  unconfirmed_.size());
+    }
     std::memcpy(out.data() + base, nodes.data(), nodes.size());
     return r;
   }
 
  private:
   bool over() const { return bytes() > limit_; }
+
+  // Where the nodes start: after the header, the bounds and any unconfirmed prefixes.
+  std::size_t nodes_at() const {
+    return kHeaderBytes + 2 * ends_.size() + (has_unconfirmed_ ? ends_.size() : 0);
+  }
+
+  // The unconfirmed prefix of keys [lo, hi) after the `depth` the tree confirms: the bytes they
+  // all share, if heads taken at `depth` would tie on two neighbours (else none is needed).
+  std::uint8_t unconfirmed_prefix(std::size_t lo, std::size_t hi, std::size_t depth) const {
+    if (hi - lo < 2) return 0;
+    bool ties = false;
+    for (std::size_t i = lo; i + 1 < hi && !ties; ++i) ties = common(i, i + 2, depth) >= kHeadBytes;
+    if (!ties) return 0;
+    return static_cast<std::uint8_t>(std::min(common(lo, hi, depth), kMaxUnconfirmed));
+  }
 
   // The key's byte at `depth`, or -1 where it has ended.
   int byte_of(std::size_t i, std::size_t depth) const {
@@ -290,6 +340,10 @@ class Builder {
   }
 
   std::uint16_t new_range(std::size_t hi, std::size_t depth) {
+    if (want_unconfirmed_) {
+      const std::size_t lo = ends_.empty() ? 0 : ends_.back();
+      unconfirmed_.push_back(unconfirmed_prefix(lo, hi, depth));
+    }
     ends_.push_back(static_cast<std::uint16_t>(hi));
     skips_.push_back(static_cast<std::uint16_t>(depth));
     return static_cast<std::uint16_t>(ends_.size() - 1);
@@ -396,6 +450,9 @@ class Builder {
   std::vector<std::size_t> child_offsets_;  // where node_ holds a child offset to relocate
   std::vector<std::uint16_t> ends_;
   std::vector<std::uint16_t> skips_;
+  bool want_unconfirmed_;
+  bool has_unconfirmed_ = false;  // the array is written (decided once the nodes are)
+  std::vector<std::uint8_t> unconfirmed_;
 };
 
 void adjust(std::span<const std::byte> region, std::uint16_t range, int delta,
@@ -409,8 +466,8 @@ void adjust(std::span<const std::byte> region, std::uint16_t range, int delta,
 
 }  // namespace
 
-BuildResult build(const KeyAt& key, std::size_t count, unsigned threshold,
-                  std::span<std::byte> out) {
+BuildResult build(const KeyAt& key, std::size_t count, unsigned threshold, std::span<std::byte> out,
+                  Unconfirmed unconfirmed) {
   std::vector<std::string_view> keys(count);
   for (std::size_t i = 0; i < count; ++i) keys[i] = key(i);
   const std::size_t limit = std::min(out.size(), kMaxRegion);
@@ -418,11 +475,11 @@ BuildResult build(const KeyAt& key, std::size_t count, unsigned threshold,
   // Coarser and coarser ranges until the tree fits; at last one range without a span.
   for (std::size_t t = std::max(threshold, 1u);; t *= 2) {
     const bool last = t >= count;
-    Builder b(keys, static_cast<unsigned>(std::min<std::size_t>(t, 0xFFFF)), true);
+    Builder b(keys, static_cast<unsigned>(std::min<std::size_t>(t, 0xFFFF)), true, unconfirmed);
     if (b.run(limit)) return b.write(out);
     if (last) break;
   }
-  Builder b(std::move(keys), 0xFFFF, false);
+  Builder b(std::move(keys), 0xFFFF, false, Unconfirmed::kNone);
   if (b.run(limit)) return b.write(out);
   return {};
 }
@@ -511,6 +568,8 @@ TreeShape shape(std::span<const std::byte> region) noexcept {
   const Header h = read_header(region);
   s.ranges = h.ranges;
   if (h.ranges == 0) return s;
+  for (std::size_t i = 0; i < h.ranges && h.unconfirmed != 0; ++i)
+    s.unconfirmed += byte_at(region, h.unconfirmed + i) > 0 ? 1 : 0;
   // The nodes lie back to back from the root to the end of the region.
   std::size_t pos = h.root;
   while (pos < region.size()) {

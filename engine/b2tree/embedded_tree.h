@@ -43,14 +43,25 @@ struct RangeHit {
   // matched), or kNoSkip when the key left the tree through a minimum or maximum edge (it
   // differs from the range's shared prefix; compare whole keys then).
   std::uint16_t skip;
+  // Where the slots of the range take their heads: `skip` plus the range's unconfirmed prefix,
+  // the further bytes every key of the range shares that the tree does not hold (ART's
+  // optimistic path compression: only their count is stored). The looked-up key may differ
+  // there: whoever searches the range compares those bytes with one of its keys at the end.
+  // Equal to `skip` on pages built without them (and kNoSkip when `skip` is).
+  std::uint16_t heads_at;
 };
+
+// Whether the builder gives ranges an unconfirmed prefix. Only leaf pages do: checking it costs a
+// record read whenever the looked-up key is not in the page, and on an inner page it never is.
+enum class Unconfirmed : bool { kNone, kPrefixes };
 
 // What the builder made. Leaf ranges carry no span of their own: a range's skip is the sum of the
 // spans above the decision node that made it (the bytes the tree confirms on the way).
 struct BuildResult {
   std::size_t bytes = 0;  // region bytes written (0: no tree fits in the budget)
   // Per range: the length of the prefix all of its keys share as the tree confirms it (the sum of
-  // the span nodes on its path): the offset at which the slots of that range take their infix.
+  // the span nodes on its path) plus its unconfirmed prefix: the offset at which the slots of
+  // that range take their infix (RangeHit::heads_at).
   std::vector<std::uint16_t> range_skip;
   std::vector<std::uint16_t> range_end;  // per range: its exclusive upper slot bound
 };
@@ -63,6 +74,7 @@ struct TreeShape {
   std::size_t span_nodes = 0;
   std::size_t span_bytes = 0;    // the span nodes' bytes
   std::size_t prefix_bytes = 0;  // the short prefixes folded into decision nodes
+  std::size_t unconfirmed = 0;   // ranges with an unconfirmed prefix
 };
 
 // The keys of a page in slot order (sorted, distinct): key(i) for i < count.
@@ -77,13 +89,17 @@ using KeyAt = std::function<std::string_view(std::size_t)>;
 // span node, else a decision node splitting at the middle key's byte (searching both ways for the
 // more even split). Every range a lookup can land in is non-empty at build time except where a
 // decision boundary makes one empty. Deterministic: the same keys give the same bytes.
-BuildResult build(const KeyAt& key, std::size_t count, unsigned threshold,
-                  std::span<std::byte> out);
+// With Unconfirmed::kPrefixes, a range of two or more keys whose heads taken after its skip
+// would tie (two neighbours share the head's 7 bytes) gets the bytes its keys share beyond the
+// skip (at most 255) as an unconfirmed prefix, a byte per range, written when a quarter of the
+// ranges or more gain 4 bytes or more from it (and it fits).
+BuildResult build(const KeyAt& key, std::size_t count, unsigned threshold, std::span<std::byte> out,
+                  Unconfirmed unconfirmed = Unconfirmed::kNone);
 
 // The range for `key` in a page with `slot_count` slots. Invariant for a region built over the
 // page's keys and kept up to date by the adjustments below: the first slot whose key is >= `key`
 // lies in [begin, end], and when skip != kNoSkip every key in slots [begin, end) and `key` itself
-// share their first `skip` bytes.
+// share their first `skip` bytes, and the keys in [begin, end) share their first `heads_at`.
 [[nodiscard]] RangeHit lookup(std::span<const std::byte> region, std::string_view key,
                               std::size_t slot_count) noexcept;
 
@@ -98,13 +114,14 @@ struct RangeArray {
 // Adjusts the range array after one slot was inserted into range `range` (every bound from
 // `range` on grows by one) or erased from it (shrinks by one). `store(offset, value)` is called for
 // each u16 changed, with its region offset.
-// Which range: for an insert, lookup(key).range, and only when that lookup's skip != kNoSkip: a
-// key that left the tree through a minimum or maximum edge does not share the prefix of the range
-// it lands in (nor could its slot take its infix after that range's skip), so the page must
-// rebuild the tree instead. Another range, even a neighbour at a boundary, can break the
-// invariant: a key put at the end of the range before its own hides from later keys of its own
-// range, and one put into a range beyond an empty range in between leaves that empty range
-// pointing before it. For an erase, range_of_slot(index).
+// Which range: for an insert, lookup(key).range, and only when that lookup's skip != kNoSkip and
+// the key shares the range's unconfirmed prefix (a range with one but no keys cannot tell): a
+// key that left the tree through a minimum or maximum edge, or differs in the unconfirmed bytes,
+// does not share the prefix of the range it lands in (nor could its slot take its infix at that
+// range's heads_at), so the page must rebuild the tree instead. Another range, even a neighbour at
+// a boundary, can break the invariant: a key put at the end of the range before its own hides from
+// later keys of its own range, and one put into a range beyond an empty range in between leaves
+// that empty range pointing before it. For an erase, range_of_slot(index).
 void after_insert(std::span<const std::byte> region, std::uint16_t range,
                   const std::function<void(std::size_t, std::uint16_t)>& store);
 void after_erase(std::span<const std::byte> region, std::uint16_t range,

@@ -34,8 +34,9 @@ inline constexpr PageId kMetaPage = 1;
 inline constexpr std::uint64_t kMetaMagic = 0x4545525442434d50ull;  // "PMCBTREE" little-endian
 inline constexpr std::uint16_t kMetaVersion = 1;                    // a bptree page file
 // A b2tree page file (v1 had narrow heads, v2 an embedded tree with a root offset and no prefixes
-// in decision nodes).
-inline constexpr std::uint16_t kB2MetaVersion = 3;
+// in decision nodes, v3 no unconfirmed range prefixes: a v3 reader would take a v4 tree's header
+// word for too many ranges and search whole pages with the wrong heads).
+inline constexpr std::uint16_t kB2MetaVersion = 4;
 inline constexpr std::size_t kMetaEngineArea = 128;
 inline constexpr std::size_t kFreeStack = 256;
 

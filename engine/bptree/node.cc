@@ -21,6 +21,13 @@ std::atomic<std::uint64_t> built_ranges{0};
 // keys with long distinct prefixes may need more, a full page gets a coarser tree.
 constexpr std::size_t max_tree_bytes(std::size_t page_size) noexcept { return page_size / 16; }
 
+// A page whose tree at the threshold is small (few keys: a store's leaf of 100-byte items holds a
+// third of the keys of a tree of 8-byte payloads) gets ranges of half the threshold, and so on
+// down to kFinestThreshold, while the finer tree stays within this share of the page (0.4%,
+// under the 0.5% seed 004 reports; 256 bytes of a 64 KiB page).
+constexpr std::size_t refined_tree_bytes(std::size_t page_size) noexcept { return page_size / 256; }
+constexpr unsigned kFinestThreshold = 8;
+
 }  // namespace
 
 TreeRebuilds tree_rebuilds() noexcept {
@@ -83,7 +90,7 @@ std::size_t Node::slot_skip(std::size_t i) const noexcept {
   const std::span<const std::byte> t = tree();
   if (t.empty()) return 0;
   const b2tree::RangeHit hit = b2tree::lookup(t, key(i), count());
-  return hit.skip == b2tree::kNoSkip ? 0 : hit.skip;
+  return hit.skip == b2tree::kNoSkip ? 0 : hit.heads_at;
 }
 
 namespace {
@@ -105,6 +112,11 @@ SearchResult binary_search(std::size_t lo, std::size_t hi, const Compare& compar
   return {lo, false};
 }
 
+// Bytes [from, to) of `s`, fewer where it ends before `to`.
+std::string_view bytes_between(std::string_view s, std::size_t from, std::size_t to) noexcept {
+  return tail(s, from).substr(0, to - std::min(from, to));
+}
+
 }  // namespace
 
 SearchResult Node::search(std::string_view key) const noexcept {
@@ -118,6 +130,7 @@ SearchResult Node::search(std::string_view key) const noexcept {
     });
   }
   std::size_t skip = 0;
+  std::size_t heads_at = 0;
   bool whole_keys = false;  // the key left the embedded tree by a virtual edge
   if (const std::span<const std::byte> t = tree(); !t.empty()) {
     // The walk reads the tree's nodes one after another, each where the last one points: fetch
@@ -131,12 +144,21 @@ SearchResult Node::search(std::string_view key) const noexcept {
     prefetch_lines(slots + kSlotSize * lo, kSlotSize * (hi - lo));
     whole_keys = hit.skip == b2tree::kNoSkip;
     skip = whole_keys ? 0 : hit.skip;
+    heads_at = whole_keys ? 0 : hit.heads_at;
   }
-  const std::uint64_t head = key_head_wide(key, skip);
-  return binary_search(lo, hi, [&](std::size_t mid) {
+  const std::uint64_t head = key_head_wide(key, heads_at);
+  const SearchResult r = binary_search(lo, hi, [&](std::size_t mid) {
     return whole_keys ? key.compare(this->key(mid))
-                      : compare_slot<true>(page_, key, head, slots + kSlotSize * mid, skip);
+                      : compare_slot<true>(page_, key, head, slots + kSlotSize * mid, heads_at);
   });
+  if (heads_at == skip || lo == hi) return r;
+  // The range's unconfirmed prefix: its keys share bytes [skip, heads_at), which the tree did
+  // not compare with the key. Compared now with one of them (the found one, already read): where
+  // the key differs there it sorts before or after the whole range, and is not in it.
+  const std::string_view other = this->key(std::min(r.index, hi - 1));
+  const int c = bytes_between(key, skip, heads_at).compare(bytes_between(other, skip, heads_at));
+  if (c == 0) return r;
+  return {c < 0 ? lo : hi, false};
 }
 
 std::size_t Node::child_index(std::string_view key) const noexcept {
@@ -164,9 +186,26 @@ void NodeWriter::rebuild_tree() noexcept {
   const std::size_t old_area = tree_bytes();
   const std::size_t budget =
       std::min(old_area - kTreeHeaderSize + free_contiguous(), max_tree_bytes(page_size()));
+  const b2tree::KeyAt key_at = [this](std::size_t i) { return key(i); };
+  const b2tree::Unconfirmed unconfirmed =
+      is_leaf() ? b2tree::Unconfirmed::kPrefixes : b2tree::Unconfirmed::kNone;
   std::vector<std::byte> tree(budget);
-  const b2tree::BuildResult built =
-      b2tree::build([this](std::size_t i) { return key(i); }, n, tree_threshold(), tree);
+  b2tree::BuildResult built = b2tree::build(key_at, n, tree_threshold(), tree, unconfirmed);
+  const std::size_t refined_budget = std::min(budget, refined_tree_bytes(page_size()));
+  std::vector<std::byte> finer(refined_budget);
+  // Halving the threshold takes 1.5-2 times the bytes: a tree over 2/3 of the share is not
+  // tried finer (a build that comes out too coarse would cost an insert for nothing).
+  for (unsigned threshold = tree_threshold() / 2;
+       threshold >= kFinestThreshold && built.bytes > 0 &&
+       built.bytes + built.bytes / 2 <= refined_budget;
+       threshold /= 2) {
+    b2tree::BuildResult candidate = b2tree::build(key_at, n, threshold, finer, unconfirmed);
+    // build() coarsens a tree that does not fit; only a tree that fits at `threshold` is finer.
+    if (candidate.bytes == 0 || candidate.range_end.size() <= built.range_end.size()) break;
+    built = std::move(candidate);
+    tree.swap(finer);
+    finer.resize(refined_budget);
+  }
 
   // The slots move to just after the new tree; then the tree and its header are written.
   const std::size_t area = kTreeHeaderSize + built.bytes;
@@ -250,11 +289,17 @@ bool NodeWriter::insert(std::size_t index, std::string_view key, std::span<const
   const std::size_t n = count();
   // b2tree pages: the range the key falls in, its skip for the head, and whether the range
   // array can simply grow (else the tree is rebuilt: the key differs from its range's prefix).
-  b2tree::RangeHit hit{0, 0, 0, b2tree::kNoSkip};
+  b2tree::RangeHit hit{0, 0, 0, b2tree::kNoSkip, b2tree::kNoSkip};
   const bool b2 = tree_bytes() != 0;
   if (!tree().empty()) hit = b2tree::lookup(tree(), key, n);
-  const bool in_range = hit.skip != b2tree::kNoSkip && hit.begin <= index && index <= hit.end;
-  const std::size_t skip = in_range ? hit.skip : 0;
+  bool in_range = hit.skip != b2tree::kNoSkip && hit.begin <= index && index <= hit.end;
+  if (in_range && hit.heads_at != hit.skip) {
+    // The key must share the range's unconfirmed prefix, which an empty range cannot show.
+    in_range =
+        hit.begin < hit.end && bytes_between(key, hit.skip, hit.heads_at) ==
+                                   bytes_between(this->key(hit.begin), hit.skip, hit.heads_at);
+  }
+  const std::size_t skip = in_range ? hit.heads_at : 0;
   const std::size_t offset = data_start() - record;
   if (!payload.empty()) changes_.write(offset, payload.data(), payload.size());
   if (!key.empty()) changes_.write(offset + payload.size(), key.data(), key.size());

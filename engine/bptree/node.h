@@ -2,7 +2,7 @@
 // changed through NodeWriter, which makes every change through buffer::PageChanges so that it can
 // be logged. Pure functions on page bytes: no I/O, no latches.
 //
-// Layout version 1 for bptree files, 3 for b2tree files (the meta page says which; docs/LAYOUTS.md)
+// Layout version 1 for bptree files, 4 for b2tree files (the meta page says which; docs/LAYOUTS.md)
 // (seed 004 §4.1, the Umbra B+-tree: slotted pages whose 12-byte slots hold the
 // first key bytes, §3.5):
 //   [0, 16)    buffer::PageHeader (the buffer manager's: LSN, checksum)

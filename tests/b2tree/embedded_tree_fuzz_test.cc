@@ -24,16 +24,17 @@ using testing::Keys;
 constexpr int kRegions = 12000;
 constexpr int kKeysPerRegion = 24;  // ~300,000 lookups
 
-// Random bytes, or (half the time) a header naming a few ranges followed by bytes biased towards
-// node headers, small lengths and small offsets.
+// Random bytes, or (half the time) a header naming a few ranges (with or without unconfirmed
+// prefixes) followed by bytes biased towards node headers, small lengths and small offsets.
 std::vector<std::byte> random_region(std::mt19937& rng) {
   std::vector<std::byte> r(rng() % 96);
   for (std::byte& b : r) b = static_cast<std::byte>(rng());
   if (r.size() >= 8 && rng() % 2) {
     const unsigned ranges = 1 + rng() % 3;
+    const bool unconfirmed = rng() % 2 != 0;  // the flag of unconfirmed prefixes after the bounds
     r[0] = static_cast<std::byte>(ranges);
-    r[1] = std::byte{0};
-    for (std::size_t i = 2 + 2 * ranges; i < r.size(); ++i) {
+    r[1] = unconfirmed ? std::byte{0x80} : std::byte{0};
+    for (std::size_t i = 2 + (unconfirmed ? 3 : 2) * ranges; i < r.size(); ++i) {
       switch (rng() % 5) {
         case 0:  // a decision, with a prefix of 0..3 bytes, leaf or inner
           r[i] = static_cast<std::byte>(0x80 | (rng() % 2) << 6 | (rng() % 4) << 4 | rng() % 10);
@@ -55,7 +56,10 @@ std::vector<std::byte> mutated_region(std::mt19937& rng, const Keys& pool) {
   const std::size_t start = rng() % (pool.size() - n);
   keys.assign(pool.begin() + static_cast<std::ptrdiff_t>(start),
               pool.begin() + static_cast<std::ptrdiff_t>(start + n));
-  std::vector<std::byte> r = testing::build_exact(keys, 1 + rng() % 8).region;
+  std::vector<std::byte> r =
+      testing::build_exact(keys, 1 + rng() % 8, 32767,
+                           rng() % 2 != 0 ? Unconfirmed::kPrefixes : Unconfirmed::kNone)
+          .region;
   if (rng() % 4 == 0) {
     r.resize(rng() % (r.size() + 1));
     r.shrink_to_fit();
@@ -95,6 +99,10 @@ TEST(EmbeddedTreeFuzzTest, LookupOnAnyBytesStaysInsideAndReturnsBoundsWithinTheS
       ASSERT_LE(h.end, slots);
       if (h.skip != kNoSkip) {
         ASSERT_LE(h.skip, key.size());
+        ASSERT_GE(h.heads_at, h.skip);  // an unconfirmed prefix only ever adds bytes
+        ASSERT_LT(h.heads_at, kNoSkip);
+      } else {
+        ASSERT_EQ(h.heads_at, kNoSkip);
       }
       if (h.skip != kNoSkip || h.begin != 0 || h.end != slots) ++deep;
     }

@@ -35,7 +35,8 @@ Space tree_space(const Keys& keys, std::size_t page_size, unsigned threshold) {
     if (end == keys.size()) break;  // the last page is partly filled: leave it out
     const Keys page(keys.begin() + static_cast<std::ptrdiff_t>(begin),
                     keys.begin() + static_cast<std::ptrdiff_t>(end));
-    const testing::Built t = testing::build_exact(page, threshold);
+    // As a leaf page builds it (an inner page's tree has no unconfirmed prefixes).
+    const testing::Built t = testing::build_exact(page, threshold, 32767, Unconfirmed::kPrefixes);
     const std::size_t bytes = t.result.bytes;
     const TreeShape shape_of = shape(t.region);
     s.keys += static_cast<double>(page.size());

@@ -82,7 +82,29 @@ TEST_P(EmbeddedTreeTest, EveryKeyLandsInItsRangeWithTheRangesSkip) {
     ASSERT_NE(h.skip, kNoSkip) << i;
     ASSERT_LT(h.range, t.result.range_skip.size());
     EXPECT_EQ(h.skip, t.result.range_skip[h.range]);
+    EXPECT_EQ(h.heads_at, h.skip);  // built without unconfirmed prefixes
     EXPECT_EQ(h.end, t.result.range_end[h.range]);
+  }
+}
+
+// As a leaf page builds it: a range's heads may start past its skip, at bytes all of its keys
+// share, and the lookup of each key says where (the range_skip the page took its heads at).
+TEST_P(EmbeddedTreeTest, WithUnconfirmedPrefixesTheRangesKeysShareTheirFirstHeadsAtBytes) {
+  const Built t = build_exact(keys(), threshold(), 32767, Unconfirmed::kPrefixes);
+  ASSERT_GT(t.result.bytes, 0u);
+  for (std::size_t i = 0; i < keys().size(); ++i) {
+    const RangeHit h = check_lookup(t.region, keys(), keys()[i]);
+    ASSERT_NE(h.skip, kNoSkip) << i;
+    EXPECT_GE(h.heads_at, h.skip);
+    EXPECT_EQ(h.heads_at, t.result.range_skip[h.range]);
+    for (std::size_t j = h.begin; j < h.end; ++j) {
+      ASSERT_GE(keys()[j].size(), h.heads_at);
+      EXPECT_EQ(keys()[j].compare(0, h.heads_at, keys()[i], 0, h.heads_at), 0) << i << " " << j;
+    }
+  }
+  for (const std::string& k : absent_keys(keys(), threshold())) {
+    const RangeHit h = check_lookup(t.region, keys(), k);
+    EXPECT_TRUE(h.skip == kNoSkip ? h.heads_at == kNoSkip : h.heads_at >= h.skip);
   }
 }
 
@@ -241,6 +263,34 @@ TEST(EmbeddedTreeTest, SmallBudgetGivesACoarserButCorrectTree) {
   }
   EXPECT_EQ(build_exact(keys, 8, 7).result.bytes, 7u);  // one range, no span
   EXPECT_EQ(build_exact(keys, 8, 6).result.bytes, 0u);  // not even that fits
+}
+
+// Ranges whose keys share bytes past the tree's decision (the path after a host's first byte)
+// get them as unconfirmed prefixes, a byte per range, so that their heads tell the keys apart;
+// keys whose heads already differ (random strings) get none, and no byte is spent on them.
+TEST(EmbeddedTreeTest, UnconfirmedPrefixesAreWrittenWhereHeadsWouldTie) {
+  Keys paths;
+  for (char host = 'a'; host <= 'z'; ++host) {
+    for (int i = 10; i < 30; ++i)
+      paths.push_back(std::string(1, host) + "/usr/share/doc/pkg" + std::to_string(i) +
+                      "/copyright");
+  }
+  std::sort(paths.begin(), paths.end());
+  const Built with = build_exact(paths, 32, 32767, Unconfirmed::kPrefixes);
+  const Built without = build_exact(paths, 32);
+  const TreeShape s = shape(with.region);
+  EXPECT_EQ(s.unconfirmed, s.ranges);
+  EXPECT_EQ(with.region.size(), without.region.size() + s.ranges);
+  for (const std::string& k : paths) {
+    const RangeHit h = lookup(with.region, k, paths.size());
+    EXPECT_EQ(h.skip, 0u);
+    EXPECT_EQ(h.heads_at, std::string("a/usr/share/doc/pkg").size()) << k;
+  }
+
+  const Keys& random = key_set("RandomBytes");
+  const Built random_with = build_exact(random, 32, 32767, Unconfirmed::kPrefixes);
+  EXPECT_EQ(shape(random_with.region).unconfirmed, 0u);
+  EXPECT_EQ(random_with.region, build_exact(random, 32).region);
 }
 
 TEST(EmbeddedTreeTest, EmptyPageHasOneEmptyRangeThatInsertsGrow) {

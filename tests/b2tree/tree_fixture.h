@@ -121,11 +121,12 @@ struct Built {
   std::vector<std::byte> region;
 };
 
-inline Built build_exact(const Keys& keys, unsigned threshold, std::size_t budget = 32767) {
+inline Built build_exact(const Keys& keys, unsigned threshold, std::size_t budget = 32767,
+                         Unconfirmed unconfirmed = Unconfirmed::kNone) {
   std::vector<std::byte> scratch(budget);
   Built b;
   b.result = build([&](std::size_t i) -> std::string_view { return keys[i]; }, keys.size(),
-                   threshold, scratch);
+                   threshold, scratch, unconfirmed);
   b.region.assign(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(b.result.bytes));
   return b;
 }

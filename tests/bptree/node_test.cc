@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/b2tree/embedded_tree.h"
 #include "engine/bptree/meta_page.h"
 #include "engine/bptree/overflow.h"
 #include "tests/bptree/btree_harness.h"
@@ -540,6 +541,164 @@ TEST(NodeTest, B2RangesFindKeysWhoseHeadsTieOrDiffer) {
           << absent;
     }
   }
+}
+
+// A page whose tree at its threshold is small (a store's leaf: a few hundred keys of 100-byte
+// items) is rebuilt with ranges of half the threshold, and half again down to 8 keys, while the
+// finer tree stays within 0.4% of the page; a page whose tree is already near that share keeps
+// the threshold's ranges. Every key is found either way.
+TEST(NodeTest, B2PagesWithASmallTreeGetFinerRangesWithinAShareOfThePage) {
+  std::mt19937 rng(19);
+  const auto url_keys = [&](std::size_t n) {
+    const char* paths[] = {"usr/share/doc/", "usr/lib/python3/dist-packages/", "wiki/", ""};
+    std::vector<std::string> keys;
+    while (keys.size() < n) {
+      std::string key = "https://host" + std::to_string(rng() % 4) + ".example.org/";
+      key += paths[rng() % 4];
+      for (int i = 0, len = 4 + static_cast<int>(rng() % 12); i < len; ++i) {
+        key += static_cast<char>('a' + rng() % 26);
+      }
+      keys.push_back(key);
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    return keys;
+  };
+  const auto ranges_at = [](const std::vector<std::string>& keys, unsigned threshold) {
+    std::vector<std::byte> out(4096);
+    return b2tree::build([&](std::size_t i) { return std::string_view(keys[i]); }, keys.size(),
+                         threshold, out, b2tree::Unconfirmed::kPrefixes)
+        .range_end.size();
+  };
+  struct Case {
+    std::size_t keys;
+    std::size_t payload;
+    bool finer;
+  };
+  for (const Case c : {Case{150, 150, true}, Case{900, 8, false}}) {
+    const std::vector<std::string> keys = url_keys(c.keys);
+    TestPage page(65536);
+    page.writer().init(NodeKind::kLeaf, 0, 32);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_TRUE(page.writer().insert(i, keys[i], bytes_of(std::string(c.payload, 'v'))));
+    }
+    page.writer().rebuild_tree();
+    ASSERT_TRUE(page.replay_matches());
+    const Node n = page.node();
+    const b2tree::TreeShape shape = b2tree::shape(n.tree());
+    const std::size_t coarse = ranges_at(keys, 32);
+    SCOPED_TRACE(::testing::Message() << keys.size() << " keys, " << shape.bytes << " tree bytes, "
+                                      << shape.ranges << " ranges, " << coarse << " at 32");
+    if (c.finer) {
+      EXPECT_GE(shape.ranges, 2 * coarse);
+      EXPECT_LE(shape.bytes, 65536u / 256);
+    } else {
+      EXPECT_EQ(shape.ranges, coarse);
+    }
+    EXPECT_EQ(n.tree_threshold(), 32u);  // the page's threshold stays what it was
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const SearchResult r = n.search(keys[i]);
+      ASSERT_TRUE(r.found && r.index == i) << keys[i];
+      ASSERT_EQ(n.slot(i).head, key_head_wide(keys[i], n.slot_skip(i))) << "slot " << i;
+    }
+  }
+}
+
+// A leaf's ranges take their heads after their unconfirmed prefix (the bytes their keys share
+// past the tree's skip, engine/b2tree/embedded_tree.h), which the tree does not compare with the
+// looked-up key: keys that differ from a range's keys there, or end inside it, are not found and
+// get their lower bound; inserting one rebuilds the tree; so does an insert into a range that
+// erases emptied; every key stays found and every head is taken where its range says.
+TEST(NodeTest, B2LeafRangesCheckTheirUnconfirmedPrefixAfterTheSearch) {
+  TestPage page(65536);
+  page.writer().init(NodeKind::kLeaf, 0, 32);
+  std::vector<std::string> keys;
+  for (char host = 'a'; host <= 'z'; ++host) {
+    for (int i = 10; i < 30; ++i)
+      keys.push_back(std::string(1, host) + "/usr/share/doc/pkg" + std::to_string(i) +
+                     "/copyright");
+  }
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    ASSERT_TRUE(page.writer().insert(i, keys[i], bytes_of("v")));
+  page.writer().rebuild_tree();
+  ASSERT_TRUE(page.replay_matches());
+  const b2tree::TreeShape built = b2tree::shape(page.node().tree());
+  ASSERT_EQ(built.unconfirmed, built.ranges);
+  ASSERT_GT(page.node().slot_skip(0), 10u);
+
+  const auto expect_all_found = [&](const std::string& when) {
+    const Node n = page.node();
+    ASSERT_EQ(n.count(), keys.size()) << when;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(n.key(i), keys[i]) << when;
+      ASSERT_EQ(n.slot(i).head, key_head_wide(keys[i], n.slot_skip(i))) << when << " slot " << i;
+      const SearchResult r = n.search(keys[i]);
+      ASSERT_TRUE(r.found && r.index == i) << when << " " << keys[i];
+    }
+  };
+  const auto absent_near = [](const std::string& k) {
+    return std::vector<std::string>{
+        k.substr(0, 5),                           // ends inside the unconfirmed prefix
+        k.substr(0, 1) + "/usr/share/doc/pkf99",  // below the range there
+        k.substr(0, 1) + "/usr/share/doc/pkh",    // above it
+        k.substr(0, 1) + "/usr/share/dob/pkg15/copyright",
+        k.substr(0, 1) + "/usr/share/doc/pkg15/copyrighu",  // differs only past the heads
+        k + "!"};
+  };
+  const auto expect_lower_bounds = [&](const std::string& when) {
+    const Node n = page.node();
+    for (const std::string& k : keys) {
+      for (const std::string& absent : absent_near(k)) {
+        if (std::binary_search(keys.begin(), keys.end(), absent)) continue;
+        const SearchResult r = n.search(absent);
+        EXPECT_FALSE(r.found) << when << " " << absent;
+        EXPECT_EQ(r.index, static_cast<std::size_t>(
+                               std::lower_bound(keys.begin(), keys.end(), absent) - keys.begin()))
+            << when << " " << absent;
+      }
+    }
+  };
+  expect_all_found("built");
+  expect_lower_bounds("built");
+
+  // Keys that differ inside a range's unconfirmed prefix go in (the tree is rebuilt for them).
+  const std::uint64_t rebuilds = tree_rebuilds().count;
+  for (const std::string& k : {std::string("c/usr/share/doc/pkf99"), std::string("m/usr/"),
+                               std::string("q/usr/share/doc/pkh")}) {
+    NodeWriter w = page.writer();
+    const SearchResult r = w.search(k);
+    ASSERT_FALSE(r.found) << k;
+    ASSERT_TRUE(w.insert(r.index, k, bytes_of("w")));
+    keys.insert(std::lower_bound(keys.begin(), keys.end(), k), k);
+    ASSERT_TRUE(page.replay_matches());
+    expect_all_found("after inserting " + k);
+  }
+  EXPECT_GE(tree_rebuilds().count, rebuilds + 3);
+  expect_lower_bounds("after the inserts");
+
+  // Empty one range through erases, then insert into it: its prefix cannot be checked.
+  const std::string host = "k";
+  for (;;) {
+    const auto it = std::find_if(keys.begin(), keys.end(),
+                                 [&](const std::string& k) { return k.compare(0, 1, host) == 0; });
+    if (it == keys.end()) break;
+    NodeWriter w = page.writer();
+    const SearchResult r = w.search(*it);
+    ASSERT_TRUE(r.found) << *it;
+    w.erase(r.index);
+    keys.erase(it);
+  }
+  expect_all_found("after emptying a range");
+  const std::string again = host + "/usr/share/doc/pkg77/copyright";
+  NodeWriter w = page.writer();
+  const SearchResult r = w.search(again);
+  ASSERT_FALSE(r.found);
+  ASSERT_TRUE(w.insert(r.index, again, bytes_of("x")));
+  keys.insert(std::lower_bound(keys.begin(), keys.end(), again), again);
+  ASSERT_TRUE(page.replay_matches());
+  expect_all_found("after refilling the range");
+  expect_lower_bounds("after refilling the range");
 }
 
 void expect_same_slot(const Slot& got, const Slot& want) {
