@@ -192,19 +192,19 @@ void NodeWriter::rebuild_tree() noexcept {
   std::vector<std::byte> tree(budget);
   b2tree::BuildResult built = b2tree::build(key_at, n, tree_threshold(), tree, unconfirmed);
   const std::size_t refined_budget = std::min(budget, refined_tree_bytes(page_size()));
-  std::vector<std::byte> finer(refined_budget);
+  std::vector<std::byte> finer;  // sized only when a finer tree is tried
   // Halving the threshold takes 1.5-2 times the bytes: a tree over 2/3 of the share is not
   // tried finer (a build that comes out too coarse would cost an insert for nothing).
   for (unsigned threshold = tree_threshold() / 2;
        threshold >= kFinestThreshold && built.bytes > 0 &&
        built.bytes + built.bytes / 2 <= refined_budget;
        threshold /= 2) {
+    finer.resize(refined_budget);
     b2tree::BuildResult candidate = b2tree::build(key_at, n, threshold, finer, unconfirmed);
     // build() coarsens a tree that does not fit; only a tree that fits at `threshold` is finer.
     if (candidate.bytes == 0 || candidate.range_end.size() <= built.range_end.size()) break;
     built = std::move(candidate);
     tree.swap(finer);
-    finer.resize(refined_budget);
   }
 
   // The slots move to just after the new tree; then the tree and its header are written.
