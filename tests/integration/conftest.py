@@ -85,6 +85,11 @@ def socket_inodes(pid):
     return inodes
 
 
+def listens(pid, port):
+    """True once process `pid` itself listens on `port` (not another process that took it)."""
+    return bool(listening_inodes(port) & socket_inodes(pid))
+
+
 def server_argv(command, port, extra_args, pool_path=None):
     argv = shlex.split(command)
     argv += ["-p", str(port), "-l", HOST]
@@ -152,7 +157,7 @@ class ServerProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"exited with status {self.proc.returncode}")
-            if listening_inodes(self.port) & socket_inodes(self.proc.pid):
+            if listens(self.proc.pid, self.port):
                 return
             time.sleep(0.01)  # polling interval of a deadline-bounded wait
         raise RuntimeError(f"not listening on {self.address} after {START_DEADLINE_S}s")

@@ -27,7 +27,7 @@ import time
 import pytest
 
 from conftest import (HOST, START_DEADLINE_S, STOP_DEADLINE_S, ConnectionClosed, free_port,
-                      listening_inodes, socket_inodes)
+                      listens)
 
 ENGINES = os.environ.get("PMCACHED_PERSISTENT_ENGINES", "wort").replace(",", " ").split()
 BASE_SEED = int(os.environ.get("PMCACHED_DURABILITY_SEED", random.randrange(1 << 30)))
@@ -81,7 +81,7 @@ class PoolFile:
             while proc.poll() is None and time.monotonic() < deadline:
                 # Its own listening socket, not just a connection: another test's server may
                 # hold the probed port.
-                if listening_inodes(port) & socket_inodes(proc.pid):
+                if listens(proc.pid, port):
                     break  # serving: the pool was accepted
                 time.sleep(0.01)  # polling interval of a deadline-bounded wait
             if proc.poll() is None:

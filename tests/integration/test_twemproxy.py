@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import HOST, RawConn, free_port, listening_inodes, server_argv, socket_inodes
+from conftest import HOST, RawConn, free_port, listens, server_argv
 
 NUTCRACKER = shutil.which("nutcracker") or "/usr/sbin/nutcracker"
 KEYS = 3000
@@ -34,7 +34,7 @@ def wait_listening(proc, port):
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"exited with status {proc.returncode}"
-        if listening_inodes(port) & socket_inodes(proc.pid):
+        if listens(proc.pid, port):
             return
         time.sleep(0.01)  # polling interval of a deadline-bounded wait
     raise AssertionError(f"not listening on port {port}")
