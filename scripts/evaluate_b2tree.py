@@ -71,7 +71,7 @@ MODES = {
                  tree_n=1_000_000, tree_lookups=2_000_000, tree_reps=5,
                  scale=dict(n=4_000_000, page_size=65536, lookups=2_000_000, reps=3)),
     "quick": dict(n=1_000_000, gets=1_000_000, reps=3, page_sizes=(65536, 16384),
-                  pool_sets=("url",), pool_gets=50_000, instr_gets=(100_000, 600_000),
+                  pool_sets=("url",), pool_gets=200_000, instr_gets=(100_000, 600_000),
                   tree_n=1_000_000, tree_lookups=1_000_000, tree_reps=5,
                   scale=dict(n=4_000_000, page_size=65536, lookups=2_000_000, reps=3)),
     # Seconds, to check the pipeline; the numbers mean little.
@@ -121,9 +121,11 @@ class Runner:
         csv_path = os.path.join(self.work, "run.csv")
         stats_path = os.path.join(self.work, "stats.csv")
         gets = self.m["gets"] if pool >= 100 else self.m["pool_gets"]
+        # With a small pool a burst takes seconds: shorter ones let the engines take turns often.
+        burst = min(gets, 50_000 if pool >= 100 else 10_000)
         cmd = [self.bench, "--engines", ",".join(engines), "--threads", "1",
                "--key-file", os.path.join(self.work, f"{key_set}.keys"),
-               "--gets", str(gets), "--burst", str(min(gets, 50_000)),
+               "--gets", str(gets), "--burst", str(burst),
                "--repetitions", str(self.m["reps"]), "--page-size", str(page_size),
                "--csv", csv_path, "--stats-csv", stats_path, *extra]
         print(f"[evaluate_b2tree {time.strftime('%H:%M:%S')}] {experiment} {key_set} "
