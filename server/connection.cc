@@ -9,7 +9,6 @@
 #include <cstring>
 #include <utility>
 
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "server/connection_manager.h"
@@ -43,12 +42,11 @@ std::string describe_endpoint(const asio::ip::tcp::endpoint& endpoint) {
   return "tcp:" + address.to_string() + ":" + port;
 }
 
-Connection::Connection(asio::ip::tcp::socket socket, ReadinessSet& readiness,
-                       CommandExecutor& executor, ThreadStats& thread_stats,
-                       ConnectionManager& manager, const protocol::ParserLimits& limits,
-                       bool measure_latency, SetBatch* set_batch)
-    : io_(socket.get_executor()),
-      readiness_(readiness),
+Connection::Connection(asio::ip::tcp::socket socket, EventLoop& loop, CommandExecutor& executor,
+                       ThreadStats& thread_stats, ConnectionManager& manager,
+                       const protocol::ParserLimits& limits, bool measure_latency,
+                       SetBatch* set_batch)
+    : loop_(loop),
       executor_(executor),
       thread_stats_(thread_stats),
       manager_(manager),
@@ -64,14 +62,14 @@ Connection::Connection(asio::ip::tcp::socket socket, ReadinessSet& readiness,
   if (const auto remote = socket.remote_endpoint(error); !error) addr_ = describe_endpoint(remote);
   if (const auto local = socket.local_endpoint(error); !error)
     listen_addr_ = describe_endpoint(local);
-  // From here the descriptor is the connection's, waited for in its worker's ReadinessSet.
+  // From here the descriptor is the connection's, waited for in its worker's EventLoop.
   fd_ = static_cast<int>(socket.release(error));
   if (error) fd_ = -1;
   last_command_at_.store(executor_.context().store.now(), std::memory_order_relaxed);
 }
 
 // Only a connection that never closed gets here with its socket: one dropped at the server's
-// end, maybe by the destruction of a handler that held it, when the worker's ReadinessSet may be
+// end, maybe by the destruction of a handler that held it, when the worker's EventLoop may be
 // gone already. Closing the descriptor takes it out of the epoll set as well.
 Connection::~Connection() {
   if (!closed_ && fd_ >= 0) ::close(fd_);
@@ -96,7 +94,7 @@ void Connection::start_watching(std::uint16_t flags) {
       flags, [weak](const std::shared_ptr<const std::string>& line) {
         const std::shared_ptr<Connection> self = weak.lock();
         if (!self) return false;
-        asio::post(self->io_, [self, line] { self->deliver_log(*line); });
+        self->loop_.post([self, line] { self->deliver_log(*line); });
         return true;
       });
 }
@@ -109,7 +107,7 @@ void Connection::deliver_log(const std::string& line) {
 }
 
 void Connection::start() {
-  if (fd_ < 0 || !readiness_.add(fd_, *this, EPOLLIN)) {
+  if (fd_ < 0 || !loop_.add(fd_, *this, EPOLLIN)) {
     spdlog::warn("cannot wait for a client socket: {}", std::strerror(errno));
     close();
     return;
@@ -119,7 +117,7 @@ void Connection::start() {
 }
 
 void Connection::stop() {
-  asio::post(io_, [self = shared_from_this()] {
+  loop_.post([self = shared_from_this()] {
     if (self->closed_) return;
     self->input_closed_ = true;
     self->reading_ = false;
@@ -378,7 +376,7 @@ void Connection::on_write() {
 }
 
 bool Connection::set_interest(std::uint32_t events) {
-  if (!readiness_.modify(fd_, *this, events)) {
+  if (!loop_.modify(fd_, *this, events)) {
     spdlog::warn("cannot wait for a client socket: {}", std::strerror(errno));
     close();
     return false;
@@ -393,7 +391,7 @@ void Connection::close() {
   reading_ = false;
   if (watch_id_ != 0) executor_.context().admin.watchers.remove(watch_id_);
   if (fd_ >= 0) {
-    readiness_.remove(fd_);
+    loop_.remove(fd_);
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
   }

@@ -6,7 +6,7 @@
 // room. While that write is in flight, new replies collect in a second buffer;
 // once that buffer passes kOutputHighWater the connection stops parsing and reading until the
 // write completes, so a client that never reads cannot make the server buffer without bound.
-// The socket is not Asio's: it sits in its worker's ReadinessSet (level-triggered epoll) from
+// The socket is not Asio's: it sits in its worker's EventLoop (a level-triggered epoll set) from
 // start() to close(), and the connection receives only when the set says input is there.
 // Sets (text, binary and ms) wait for the worker's group commit (set_batch.h): a pipeline's run of
 // them together, with the command after the run held, parsed, until they are stored.
@@ -16,9 +16,9 @@
 // ThreadStats (server_stats.h says which phases).
 //
 // Lifetime: owned by shared_ptrs captured in every pending handler and by the
-// ConnectionManager (the ReadinessSet holds a plain pointer, removed by close()). Thread safety: a
-// connection lives on one worker's io_context (one thread); stop() may be called from any thread
-// and posts to that context.
+// ConnectionManager (the EventLoop holds a plain pointer, removed by close()). Thread safety: a
+// connection lives on one worker's EventLoop (one thread); stop() may be called from any thread
+// and posts to that loop.
 #pragma once
 
 #include <atomic>
@@ -34,7 +34,7 @@
 #include "protocol/command.h"
 #include "protocol/parser.h"
 #include "server/command_executor.h"
-#include "server/readiness_set.h"
+#include "server/event_loop.h"
 
 namespace pmcached::server {
 
@@ -45,17 +45,17 @@ class ConnectionManager;
 class SetBatch;
 
 class Connection final : public std::enable_shared_from_this<Connection>,
-                         private ReadinessSet::Listener {
+                         private EventLoop::Listener {
  public:
   // Replies pending beyond this pause parsing and reading until the socket drains.
   static constexpr std::size_t kOutputHighWater = 1u << 20;
   static constexpr std::size_t kInitialInputSize = 16u << 10;
 
-  // `socket`: accepted on the worker's io_context; the connection takes its descriptor and
-  // waits for it in `readiness`, the worker's set. `set_batch`: the worker's group commit of
-  // sets (nullptr: each set is stored alone).
-  Connection(boost::asio::ip::tcp::socket socket, ReadinessSet& readiness,
-             CommandExecutor& executor, ThreadStats& thread_stats, ConnectionManager& manager,
+  // `socket`: accepted (on any io_context); the connection takes its descriptor, which `loop`,
+  // the worker's, waits for from start(). `set_batch`: the worker's group commit of sets
+  // (nullptr: each set is stored alone).
+  Connection(boost::asio::ip::tcp::socket socket, EventLoop& loop, CommandExecutor& executor,
+             ThreadStats& thread_stats, ConnectionManager& manager,
              const protocol::ParserLimits& limits, bool measure_latency = false,
              SetBatch* set_batch = nullptr);
 
@@ -111,8 +111,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     return {input_.data() + input_begin_, input_end_ - input_begin_};
   }
 
-  boost::asio::any_io_executor io_;  // the worker's
-  ReadinessSet& readiness_;
+  EventLoop& loop_;  // the worker's
   CommandExecutor& executor_;
   ThreadStats& thread_stats_;
   ConnectionManager& manager_;

@@ -5,13 +5,12 @@
 #include <csignal>
 #include <optional>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
 #include "server/connection.h"
-#include "server/readiness_set.h"
+#include "server/event_loop.h"
 #include "server/set_batch.h"
 
 namespace pmcached::server {
@@ -45,14 +44,9 @@ bool out_of_resources(const boost::system::error_code& error) {
 
 struct Server::Worker {
   Worker(ServerContext& context, ThreadStats& thread_stats)
-      : work(asio::make_work_guard(io)),
-        executor(context, thread_stats),
-        stats(thread_stats),
-        set_batch(context.store, io) {}
+      : executor(context, thread_stats), stats(thread_stats), set_batch(context.store, loop.io()) {}
 
-  asio::io_context io{1};      // one thread per context: no internal locking needed
-  ReadinessSet readiness{io};  // its connections' sockets
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  EventLoop loop;  // its connections' sockets and the handlers posted to it
   CommandExecutor executor;
   ThreadStats& stats;
   SetBatch set_batch;  // group commit of this worker's sets
@@ -104,11 +98,11 @@ Server::Server(const config::Options& options, engine::OpenStore& storage,
 }
 
 Server::~Server() {
-  for (auto& worker : workers_) worker->io.stop();
+  for (auto& worker : workers_) worker->loop.stop();
   for (auto& thread : threads_) {
     if (thread.joinable()) thread.join();
   }
-  // Connections hold sockets of the workers' io_contexts: drop them first.
+  // Connections refer to the workers' loops: drop them first.
   connections_.forget_all();
   workers_.clear();
 }
@@ -121,8 +115,8 @@ void Server::run() {
     on_stop();
   });
   for (auto& worker : workers_) {
-    threads_.emplace_back([this, &io = worker->io] {
-      io.run();
+    threads_.emplace_back([this, &loop = worker->loop] {
+      loop.run();
       // The last worker to finish ends the drain wait, so run() can return.
       asio::post(listener_context_, [this] {
         if (++finished_workers_ == workers_.size()) drain_deadline_.cancel();
@@ -152,13 +146,13 @@ void Server::on_stop() {
   accept_retry_.cancel();
   connections_.stop_all();
   // Workers leave run() once their last connection has closed.
-  for (auto& worker : workers_) worker->work.reset();
+  for (auto& worker : workers_) worker->loop.drain();
   drain_deadline_.expires_after(kDrainTimeout);
   drain_deadline_.async_wait([this](const boost::system::error_code& error) {
     if (error) return;
     spdlog::warn("connections did not drain within {}s; closing them",
                  std::chrono::duration_cast<std::chrono::seconds>(kDrainTimeout).count());
-    for (auto& worker : workers_) worker->io.stop();
+    for (auto& worker : workers_) worker->loop.stop();
   });
 }
 
@@ -195,38 +189,40 @@ void Server::maintain() {
 void Server::accept_next() {
   Worker& worker = *workers_[next_worker_];
   next_worker_ = (next_worker_ + 1) % workers_.size();
-  acceptor_.async_accept(worker.io, [this, &worker](const boost::system::error_code& error,
-                                                    tcp::socket socket) {
-    if (error) {
-      if (error == asio::error::operation_aborted || stopping_) return;
-      if (out_of_resources(error)) {
-        pause_accepting(error);
-        return;
-      }
-      // A failure of this one connection (e.g. reset before it was accepted): keep accepting.
-      spdlog::warn("accept failed: {}", error.message());
-      accept_next();
-      return;
-    }
-    if (accept_paused_.load(std::memory_order_relaxed)) end_pause();
-    if (!connections_.try_reserve()) {
-      // memcached's maxconns_fast behaviour: tell the client and close at once.
-      stats_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
-      boost::system::error_code ignored;
-      asio::write(socket, asio::buffer(protocol::reply::kTooManyConnections), ignored);
-      socket.close(ignored);
-      accept_next();
-      return;
-    }
-    boost::system::error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
-    auto connection = std::make_shared<Connection>(
-        std::move(socket), worker.readiness, worker.executor, worker.stats, connections_, limits_,
-        options_.latency_stats, worker.set_batch.enabled() ? &worker.set_batch : nullptr);
-    connections_.add(connection);
-    asio::post(worker.io, [connection] { connection->start(); });
-    accept_next();
-  });
+  // Accepted on the listener's io_context: the worker's loop waits for the descriptor itself,
+  // and its io_context owns none (event_loop.h says why).
+  acceptor_.async_accept(
+      [this, &worker](const boost::system::error_code& error, tcp::socket socket) {
+        if (error) {
+          if (error == asio::error::operation_aborted || stopping_) return;
+          if (out_of_resources(error)) {
+            pause_accepting(error);
+            return;
+          }
+          // A failure of this one connection (e.g. reset before it was accepted): keep accepting.
+          spdlog::warn("accept failed: {}", error.message());
+          accept_next();
+          return;
+        }
+        if (accept_paused_.load(std::memory_order_relaxed)) end_pause();
+        if (!connections_.try_reserve()) {
+          // memcached's maxconns_fast behaviour: tell the client and close at once.
+          stats_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+          boost::system::error_code ignored;
+          asio::write(socket, asio::buffer(protocol::reply::kTooManyConnections), ignored);
+          socket.close(ignored);
+          accept_next();
+          return;
+        }
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        auto connection = std::make_shared<Connection>(
+            std::move(socket), worker.loop, worker.executor, worker.stats, connections_, limits_,
+            options_.latency_stats, worker.set_batch.enabled() ? &worker.set_batch : nullptr);
+        connections_.add(connection);
+        worker.loop.post([connection] { connection->start(); });
+        accept_next();
+      });
 }
 
 // Stops accepting until a connection closes or the retry timer fires. The connections that

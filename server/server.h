@@ -1,6 +1,6 @@
 // Server: the listener, the worker threads and graceful shutdown.
 //
-// One io_context per worker thread (-t); each accepted connection lives on one worker,
+// One EventLoop per worker thread (-t); each accepted connection lives on one worker,
 // chosen round-robin, so a connection's handlers never run concurrently. The listener
 // and the signal handling run on the thread that calls run(). SIGINT/SIGTERM (or the
 // `shutdown` command with -A) stop accepting, let every connection answer what it has
