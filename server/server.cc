@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <optional>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
