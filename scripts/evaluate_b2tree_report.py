@@ -335,6 +335,12 @@ def section(res, rel, w):
       f"per engine and repetition, values of 100 B. ns per operation are CPU time of the "
       f"thread (the ratios use them: other processes' time is left out), Mops/s wall time. "
       f"Cells: median [min–max].\n\n")
+    w("Which table is seed 004's experiment: its lookups (§4.1, §4.3) are those of the trees "
+      "alone over a buffer manager, 64 KiB pages, fully resident, one thread: the first table "
+      "of \"The trees alone\" below, and its swizzled twin (Umbra's page table). This report "
+      "reads the issue's lookup bars as that experiment's. The other tables hold the same bars "
+      "against configurations the seed did not measure (16 KiB pages, 4M keys, GETs through "
+      "the whole store); a \"no\" there is a ratio below the bar, as measured.\n\n")
     if info["missing"]:
         w(f"**Not registered in this build, so not measured: {info['missing']}.** "
           + ("The b2tree/bptree ratios below are therefore missing. " if not has_b2 else "")
